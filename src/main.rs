@@ -1,1 +1,40 @@
-fn main() {}
+//! The `mercury` binary: parse argv, run, print one result, exit with its code.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let outcome = match mercury::cli::Cli::try_parse() {
+        Ok(cli) => {
+            init_logging(cli.verbose);
+            mercury::run(cli)
+        }
+        Err(e) => match e.kind() {
+            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            _ => {
+                eprintln!("{}", e.render());
+                mercury::run::usage_error(&e.to_string(), None)
+            }
+        },
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(outcome.stdout.as_bytes());
+    let _ = out.flush();
+    ExitCode::from(outcome.code)
+}
+
+fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level))
+        .target(env_logger::Target::Stderr)
+        .try_init();
+}

@@ -1,0 +1,980 @@
+//! The vendor catalog: every platform described as data (`plugins.toml`).
+//!
+//! This module owns parsing the catalog (the built-in one, compiled into the binary, plus
+//! extra files from the config's `plugins.d/`), compiling its patterns, and the lint that
+//! proves a catalog that parses is also one that can work: modes reachable, variables known,
+//! every operation present or explicitly unsupported, sample prompts matching their mode
+//! only. It knows nothing of requests or sessions; `driver` renders templates and `session`
+//! uses the modes and patterns.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+use serde::Deserialize;
+
+/// The catalog compiled into the binary.
+pub const BUILTIN: &str = include_str!("../plugins.toml");
+
+/// A catalog problem; exit 78.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// A catalog file could not be read.
+    #[error("cannot read catalog {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// TOML syntax or an unknown key.
+    #[error("catalog {source_name}: {message}")]
+    Parse {
+        /// Which catalog (`built-in` or a path).
+        source_name: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// A value that parses but cannot work (bad regex, unknown variable, unknown mode).
+    #[error("catalog {source_name}: platforms.{platform}: {message}")]
+    Invalid {
+        /// Which catalog.
+        source_name: String,
+        /// The platform.
+        platform: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// How the platform is driven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// An interactive shell, judged by prompts and failure indicators.
+    Cli,
+    /// One command per exec channel, judged by exit status (and failure indicators).
+    Exec,
+}
+
+/// Every template action the driver knows, with the variables each may use.
+pub const ACTIONS: &[(&str, &[&str])] = &[
+    ("network_add", &["vlan", "vlan_name"]),
+    ("network_delete", &["vlan", "vlan_name"]),
+    ("port_enter", &["port"]),
+    ("port_exit", &["port"]),
+    ("access_set", &["port", "vlan"]),
+    ("access_remove", &["port", "vlan"]),
+    ("trunk_mode", &["port"]),
+    ("native_set", &["port", "vlan"]),
+    ("native_remove", &["port", "vlan"]),
+    ("allowed_set", &["port", "vlans"]),
+    ("allowed_add", &["port", "vlan"]),
+    ("allowed_remove", &["port", "vlan"]),
+    ("port_reset", &["port"]),
+    ("enable", &["port"]),
+    ("disable", &["port"]),
+    ("description", &["port", "description"]),
+    ("mtu", &["port", "mtu"]),
+    ("lag_create", &["lag", "lag_id", "lacp_mode"]),
+    ("lag_delete", &["lag", "lag_id"]),
+    ("lag_member_add", &["port", "lag", "lag_id", "lacp_mode"]),
+    ("lag_member_remove", &["port", "lag", "lag_id"]),
+    (
+        "plug",
+        &["port", "bridge", "vif_id", "mac", "node_uuid", "vlan"],
+    ),
+    ("unplug", &["port", "bridge"]),
+];
+
+/// Actions a port-context template runs in (wrapped by `port_enter` / `port_exit`).
+pub const PORT_ACTIONS: &[&str] = &[
+    "access_set",
+    "access_remove",
+    "trunk_mode",
+    "native_set",
+    "native_remove",
+    "allowed_set",
+    "allowed_add",
+    "allowed_remove",
+    "port_reset",
+    "enable",
+    "disable",
+    "description",
+    "mtu",
+    "lag_member_add",
+    "lag_member_remove",
+];
+
+/// Actions every platform must either template or declare unsupported.
+const REQUIRED_ACTIONS: &[&str] = &[
+    "network_add",
+    "network_delete",
+    "access_set",
+    "access_remove",
+    "trunk_mode",
+    "native_set",
+    "native_remove",
+    "allowed_set",
+    "allowed_add",
+    "allowed_remove",
+    "port_reset",
+    "enable",
+    "disable",
+    "description",
+    "mtu",
+    "lag_create",
+    "lag_delete",
+    "lag_member_add",
+    "lag_member_remove",
+    "plug",
+    "unplug",
+];
+
+/// One template line split into literal text and `{variable}` slots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    source: String,
+    parts: Vec<Part>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    Text(String),
+    Var(String),
+}
+
+impl Template {
+    fn parse(text: &str) -> Result<Template, String> {
+        let mut parts = Vec::new();
+        let mut rest = text;
+        while let Some(open) = rest.find('{') {
+            if open > 0 {
+                parts.push(Part::Text(rest[..open].to_string()));
+            }
+            let after = &rest[open + 1..];
+            let close = after
+                .find('}')
+                .ok_or_else(|| format!("unclosed '{{' in {text:?}"))?;
+            let name = &after[..close];
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+                return Err(format!("bad variable {{{name}}} in {text:?}"));
+            }
+            parts.push(Part::Var(name.to_string()));
+            rest = &after[close + 1..];
+        }
+        if rest.contains('}') {
+            return Err(format!("stray '}}' in {text:?}"));
+        }
+        if !rest.is_empty() {
+            parts.push(Part::Text(rest.to_string()));
+        }
+        Ok(Template {
+            source: text.to_string(),
+            parts,
+        })
+    }
+
+    /// The template split on whitespace, each token its own template: how exec platforms
+    /// build an argument vector in which a value can never add an argument.
+    pub fn source_tokens(&self) -> Vec<Template> {
+        self.source
+            .split_whitespace()
+            .filter_map(|t| Template::parse(t).ok())
+            .collect()
+    }
+
+    /// The variables this template uses.
+    pub fn vars(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().filter_map(|p| match p {
+            Part::Var(v) => Some(v.as_str()),
+            Part::Text(_) => None,
+        })
+    }
+
+    /// Renders with `lookup`; a variable it does not know yields `Err(name)`.
+    pub fn render(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+        let mut out = String::new();
+        for p in &self.parts {
+            match p {
+                Part::Text(t) => out.push_str(t),
+                Part::Var(v) => out.push_str(&lookup(v).ok_or_else(|| v.clone())?),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A prompt pattern, matched at the very end of the received output.
+#[derive(Debug, Clone)]
+pub struct Prompt {
+    /// The pattern as written in the catalog.
+    pub source: String,
+    /// The compiled end-anchored form.
+    pub regex: Regex,
+}
+
+impl Prompt {
+    fn compile(source: &str) -> Result<Prompt, String> {
+        // Multi-line so `^` anchors a line start; the match must reach the end of the
+        // buffer (trailing blanks allowed) so a prompt-like line in output never counts.
+        let anchored = format!(r"(?m)(?:{source})[ \t]*\z");
+        let regex = Regex::new(&anchored).map_err(|e| format!("prompt {source:?}: {e}"))?;
+        Ok(Prompt {
+            source: source.to_string(),
+            regex,
+        })
+    }
+
+    /// Whether the tail of `text` is this prompt; returns the `host` capture if any.
+    pub fn matches<'t>(&self, text: &'t str) -> Option<Option<&'t str>> {
+        self.regex
+            .captures(text)
+            .map(|c| c.name("host").map(|m| m.as_str()))
+    }
+}
+
+/// A CLI mode.
+#[derive(Debug, Clone)]
+pub struct Mode {
+    /// Name used by transitions and in messages.
+    pub name: String,
+    /// What the device shows in this mode.
+    pub prompt: Prompt,
+    /// The mode `exit` leads to.
+    pub parent: Option<String>,
+    /// Lines that enter this mode from its parent.
+    pub enter: Vec<String>,
+    /// Lines that leave this mode to its parent.
+    pub exit: Vec<String>,
+    /// Entering may ask for the enable secret.
+    pub secret: bool,
+    /// A configuration mode: template lines may be typed here.
+    pub config: bool,
+}
+
+/// An interactive question the device may ask, and Mercury's answer.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// The question, matched at the end of the output.
+    pub prompt: Prompt,
+    /// What to send back.
+    pub answer: String,
+    /// Send a newline after the answer (false for pagers that take one key).
+    pub newline: bool,
+}
+
+/// How a VLAN list is written on this platform.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VlanListStyle {
+    /// Between items (`,` or ` `).
+    pub separator: String,
+    /// Between the ends of a run (`-`, ` to `), or absent to list every VLAN.
+    pub range: Option<String>,
+}
+
+impl Default for VlanListStyle {
+    fn default() -> Self {
+        VlanListStyle {
+            separator: ",".into(),
+            range: Some("-".into()),
+        }
+    }
+}
+
+/// A platform, compiled and linted.
+#[derive(Debug, Clone)]
+pub struct Platform {
+    /// Catalog name.
+    pub name: String,
+    /// Human description.
+    pub description: String,
+    /// Other names (NGS device types).
+    pub aliases: Vec<String>,
+    /// CLI or exec.
+    pub kind: Kind,
+    /// What `get_allowed_network_types` answers.
+    pub network_types: Vec<String>,
+    /// Port / interface names this platform accepts.
+    pub port_pattern: Regex,
+    /// How the LAG interface is named (`Port-channel{lag_id}`).
+    pub lag_interface: Option<Template>,
+    /// Recognises a LAG interface name and captures its number.
+    pub lag_pattern: Option<Regex>,
+    /// LAG aggregation mode keywords (`lacp` → `active`, `static` → `on`).
+    pub lag_modes: BTreeMap<String, String>,
+    /// The device echoes each line (a prompt before the echo is stale).
+    pub echo: bool,
+    /// Modes (CLI).
+    pub modes: Vec<Mode>,
+    /// Mode assumed right after login (dry-run plans start here).
+    pub login_mode: String,
+    /// Mode the templates run in.
+    pub config_mode: String,
+    /// Mode the save lines run in.
+    pub save_mode: String,
+    /// The enable-secret question.
+    pub secret_prompt: Option<Prompt>,
+    /// Questions answered automatically (confirmations, pagers).
+    pub responses: Vec<Response>,
+    /// Output lines that mean the device rejected a line.
+    pub failures: Vec<Regex>,
+    /// Output lines that mean "try again later" (config database locked).
+    pub temporary_failures: Vec<Regex>,
+    /// Lines sent right after login (paging, width).
+    pub on_open: Vec<String>,
+    /// Lines that apply the change (Junos commit, NVUE apply); always run.
+    pub commit: Vec<String>,
+    /// Lines that discard a failed change.
+    pub abort: Vec<String>,
+    /// Lines that persist the configuration (only when `save_config`).
+    pub save: Vec<String>,
+    /// Lines sent before closing.
+    pub close: Vec<String>,
+    /// VLAN list style.
+    pub vlan_list: VlanListStyle,
+    /// Action → lines.
+    pub templates: BTreeMap<String, Vec<Template>>,
+    /// Action → why it is not supported.
+    pub unsupported: BTreeMap<String, String>,
+    /// Mode → prompts a real device shows in it (for the lint).
+    pub samples: BTreeMap<String, Vec<String>>,
+}
+
+impl Platform {
+    /// The mode called `name`.
+    pub fn mode(&self, name: &str) -> Option<&Mode> {
+        self.modes.iter().find(|m| m.name == name)
+    }
+
+    /// The template for an action, or why there is none.
+    pub fn template(&self, action: &str) -> Result<&[Template], String> {
+        if let Some(t) = self.templates.get(action) {
+            return Ok(t);
+        }
+        Err(match self.unsupported.get(action) {
+            Some(why) => format!("{action} is not supported on {}: {why}", self.name),
+            None => format!("{action} is not supported on {}", self.name),
+        })
+    }
+
+    /// Whether the platform has a template for `action`.
+    pub fn supports(&self, action: &str) -> bool {
+        self.templates.contains_key(action)
+    }
+
+    /// Lines that take the session from mode `from` to mode `to`, with the mode reached
+    /// after each line; `None` when no path exists. Breadth-first over enter/exit edges.
+    pub fn path(&self, from: &str, to: &str) -> Option<Vec<(String, String, bool)>> {
+        let mut prev: BTreeMap<&str, (&str, bool)> = BTreeMap::new();
+        let mut queue = VecDeque::from([from]);
+        let mut seen = BTreeSet::from([from]);
+        while let Some(cur) = queue.pop_front() {
+            if cur == to {
+                let mut chain = Vec::new();
+                let mut at = to;
+                while at != from {
+                    let (p, entering) = prev[at];
+                    chain.push((p, at, entering));
+                    at = p;
+                }
+                chain.reverse();
+                let mut out = Vec::new();
+                for (p, next, entering) in chain {
+                    let (lines, secret) = if entering {
+                        let m = self.mode(next)?;
+                        (&m.enter, m.secret)
+                    } else {
+                        (&self.mode(p)?.exit, false)
+                    };
+                    for (i, l) in lines.iter().enumerate() {
+                        // Only the last line of a transition lands in the new mode.
+                        let lands = if i + 1 == lines.len() { next } else { p };
+                        out.push((l.clone(), lands.to_string(), secret && i == 0));
+                    }
+                }
+                return Some(out);
+            }
+            for m in &self.modes {
+                // enter: parent -> child, when the child can be entered.
+                if m.parent.as_deref() == Some(cur) && !m.enter.is_empty() && seen.insert(&m.name) {
+                    prev.insert(&m.name, (cur, true));
+                    queue.push_back(&m.name);
+                }
+            }
+            if let Some(m) = self.mode(cur) {
+                if let Some(p) = m.parent.as_deref() {
+                    if !m.exit.is_empty() && seen.insert(p) {
+                        prev.insert(p, (cur, false));
+                        queue.push_back(p);
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCatalog {
+    #[serde(default)]
+    platforms: BTreeMap<String, RawPlatform>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlatform {
+    description: String,
+    #[serde(default)]
+    aliases: Vec<String>,
+    kind: Kind,
+    network_types: Vec<String>,
+    port_pattern: String,
+    lag_interface: Option<String>,
+    lag_pattern: Option<String>,
+    #[serde(default)]
+    lag_modes: BTreeMap<String, String>,
+    echo: Option<bool>,
+    #[serde(default)]
+    modes: Vec<RawMode>,
+    login_mode: Option<String>,
+    config_mode: Option<String>,
+    save_mode: Option<String>,
+    secret_prompt: Option<String>,
+    #[serde(default)]
+    responses: Vec<RawResponse>,
+    #[serde(default)]
+    failures: Vec<String>,
+    #[serde(default)]
+    temporary_failures: Vec<String>,
+    #[serde(default)]
+    on_open: Vec<String>,
+    #[serde(default)]
+    commit: Vec<String>,
+    #[serde(default)]
+    abort: Vec<String>,
+    #[serde(default)]
+    save: Vec<String>,
+    #[serde(default)]
+    close: Vec<String>,
+    #[serde(default)]
+    vlan_list: VlanListStyle,
+    #[serde(default)]
+    templates: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    unsupported: BTreeMap<String, String>,
+    #[serde(default)]
+    samples: BTreeMap<String, Vec<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMode {
+    name: String,
+    prompt: String,
+    parent: Option<String>,
+    #[serde(default)]
+    enter: Vec<String>,
+    #[serde(default)]
+    exit: Vec<String>,
+    #[serde(default)]
+    secret: bool,
+    #[serde(default)]
+    config: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawResponse {
+    prompt: String,
+    #[serde(default)]
+    answer: String,
+    #[serde(default = "yes")]
+    newline: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// All platforms known to this run.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    platforms: BTreeMap<String, Platform>,
+}
+
+impl Catalog {
+    /// The built-in catalog alone.
+    pub fn builtin() -> Result<Catalog, CatalogError> {
+        let mut c = Catalog::default();
+        c.add_text("built-in", BUILTIN)?;
+        Ok(c)
+    }
+
+    /// The built-in catalog plus every `*.toml` in `dir` (sorted; a later platform of the
+    /// same name replaces an earlier one). A missing directory is not an error.
+    pub fn load(dir: &Path) -> Result<Catalog, CatalogError> {
+        let mut c = Catalog::builtin()?;
+        let entries = match fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(c),
+            Err(source) => {
+                return Err(CatalogError::Read {
+                    path: dir.to_path_buf(),
+                    source,
+                })
+            }
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        for path in files {
+            crate::config::check_config_mode(&path).map_err(|e| CatalogError::Parse {
+                source_name: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+            let text = fs::read_to_string(&path).map_err(|source| CatalogError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            c.add_text(&path.display().to_string(), &text)?;
+        }
+        Ok(c)
+    }
+
+    /// Parses and compiles catalog text, adding its platforms.
+    pub fn add_text(&mut self, source_name: &str, text: &str) -> Result<(), CatalogError> {
+        let raw: RawCatalog = toml::from_str(text).map_err(|e| CatalogError::Parse {
+            source_name: source_name.to_string(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        for (name, rp) in raw.platforms {
+            let p = compile(&name, rp).map_err(|message| CatalogError::Invalid {
+                source_name: source_name.to_string(),
+                platform: name.clone(),
+                message,
+            })?;
+            self.platforms.insert(name, p);
+        }
+        Ok(())
+    }
+
+    /// Finds a platform by name or alias; `netmiko_X` (an NGS device type) finds `X`.
+    pub fn get(&self, name: &str) -> Option<&Platform> {
+        if let Some(p) = self.platforms.get(name) {
+            return Some(p);
+        }
+        if let Some(p) = self
+            .platforms
+            .values()
+            .find(|p| p.aliases.iter().any(|a| a == name))
+        {
+            return Some(p);
+        }
+        name.strip_prefix("netmiko_").and_then(|n| self.get(n))
+    }
+
+    /// All platforms by name.
+    pub fn platforms(&self) -> impl Iterator<Item = &Platform> {
+        self.platforms.values()
+    }
+
+    /// Runs the lint over every platform; an empty list means the catalog is sound.
+    pub fn lint(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        let mut names: BTreeMap<&str, &str> = BTreeMap::new();
+        for p in self.platforms.values() {
+            for a in std::iter::once(&p.name).chain(&p.aliases) {
+                if let Some(other) = names.insert(a, &p.name) {
+                    if other != p.name {
+                        problems.push(format!(
+                            "{}: name or alias {a:?} also names {other}",
+                            p.name
+                        ));
+                    }
+                }
+            }
+            problems.extend(
+                lint_platform(p)
+                    .into_iter()
+                    .map(|m| format!("{}: {m}", p.name)),
+            );
+        }
+        problems
+    }
+}
+
+fn compile(name: &str, r: RawPlatform) -> Result<Platform, String> {
+    let regex = |what: &str, s: &str| Regex::new(s).map_err(|e| format!("{what} {s:?}: {e}"));
+    let mut modes = Vec::new();
+    for m in r.modes {
+        modes.push(Mode {
+            prompt: Prompt::compile(&m.prompt)?,
+            name: m.name,
+            parent: m.parent,
+            enter: m.enter,
+            exit: m.exit,
+            secret: m.secret,
+            config: m.config,
+        });
+    }
+    let mut templates = BTreeMap::new();
+    for (action, lines) in r.templates {
+        let t: Vec<Template> = lines
+            .iter()
+            .map(|l| Template::parse(l))
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("templates.{action}: {e}"))?;
+        templates.insert(action, t);
+    }
+    let first_mode = modes.first().map(|m| m.name.clone()).unwrap_or_default();
+    let login_mode = r.login_mode.unwrap_or_else(|| first_mode.clone());
+    let config_mode = r.config_mode.unwrap_or_else(|| login_mode.clone());
+    let save_mode = r.save_mode.unwrap_or_else(|| login_mode.clone());
+    Ok(Platform {
+        name: name.to_string(),
+        description: r.description,
+        aliases: r.aliases,
+        kind: r.kind,
+        network_types: r.network_types,
+        port_pattern: regex("port_pattern", &format!("^(?:{})$", r.port_pattern))?,
+        lag_interface: r
+            .lag_interface
+            .as_deref()
+            .map(Template::parse)
+            .transpose()
+            .map_err(|e| format!("lag_interface: {e}"))?,
+        lag_pattern: r
+            .lag_pattern
+            .as_deref()
+            .map(|s| regex("lag_pattern", &format!("^(?:{s})$")))
+            .transpose()?,
+        lag_modes: r.lag_modes,
+        echo: r.echo.unwrap_or(true),
+        modes,
+        login_mode,
+        config_mode,
+        save_mode,
+        secret_prompt: r
+            .secret_prompt
+            .as_deref()
+            .map(Prompt::compile)
+            .transpose()?,
+        responses: r
+            .responses
+            .into_iter()
+            .map(|x| {
+                Ok(Response {
+                    prompt: Prompt::compile(&x.prompt)?,
+                    answer: x.answer,
+                    newline: x.newline,
+                })
+            })
+            .collect::<Result<_, String>>()?,
+        failures: r
+            .failures
+            .iter()
+            .map(|s| regex("failure", s))
+            .collect::<Result<_, _>>()?,
+        temporary_failures: r
+            .temporary_failures
+            .iter()
+            .map(|s| regex("temporary_failure", s))
+            .collect::<Result<_, _>>()?,
+        on_open: r.on_open,
+        commit: r.commit,
+        abort: r.abort,
+        save: r.save,
+        close: r.close,
+        vlan_list: r.vlan_list,
+        templates,
+        unsupported: r.unsupported,
+        samples: r.samples,
+    })
+}
+
+fn lint_platform(p: &Platform) -> Vec<String> {
+    let mut out = Vec::new();
+    // Actions: known, variables allowed, required ones present or declared unsupported.
+    for (action, lines) in &p.templates {
+        let Some((_, allowed)) = ACTIONS.iter().find(|(a, _)| a == action) else {
+            out.push(format!("templates.{action}: unknown action"));
+            continue;
+        };
+        for t in lines {
+            for v in t.vars() {
+                if !allowed.contains(&v) {
+                    out.push(format!(
+                        "templates.{action}: variable {{{v}}} is not available here (known: {})",
+                        allowed.join(", ")
+                    ));
+                }
+            }
+        }
+        if p.unsupported.contains_key(action) {
+            out.push(format!("{action}: both templated and declared unsupported"));
+        }
+    }
+    for action in p.unsupported.keys() {
+        if !ACTIONS.iter().any(|(a, _)| a == action) {
+            out.push(format!("unsupported.{action}: unknown action"));
+        }
+    }
+    for action in REQUIRED_ACTIONS {
+        if !p.templates.contains_key(*action) && !p.unsupported.contains_key(*action) {
+            out.push(format!(
+                "{action}: neither templated nor declared unsupported"
+            ));
+        }
+    }
+    if p.templates.contains_key("port_exit") && !p.templates.contains_key("port_enter") {
+        out.push("port_exit without port_enter".into());
+    }
+    let lags = [
+        "lag_create",
+        "lag_delete",
+        "lag_member_add",
+        "lag_member_remove",
+    ];
+    if lags.iter().any(|a| p.supports(a)) && (p.lag_interface.is_none() || p.lag_pattern.is_none())
+    {
+        out.push("LAG templates need lag_interface and lag_pattern".into());
+    }
+    for keyword in ["lacp", "static"] {
+        let uses_mode = p
+            .templates
+            .values()
+            .flatten()
+            .any(|t| t.vars().any(|v| v == "lacp_mode"));
+        if uses_mode && !p.lag_modes.contains_key(keyword) {
+            out.push(format!(
+                "templates use {{lacp_mode}} but lag_modes has no {keyword:?}"
+            ));
+        }
+    }
+    if p.network_types.is_empty() {
+        out.push("network_types is empty".into());
+    }
+
+    match p.kind {
+        Kind::Exec => {
+            if !p.modes.is_empty() {
+                out.push("exec platforms have no modes".into());
+            }
+        }
+        Kind::Cli => out.extend(lint_modes(p)),
+    }
+    out
+}
+
+fn lint_modes(p: &Platform) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut names = BTreeSet::new();
+    for m in &p.modes {
+        if !names.insert(m.name.as_str()) {
+            out.push(format!("mode {} defined twice", m.name));
+        }
+        if let Some(parent) = &m.parent {
+            if p.mode(parent).is_none() {
+                out.push(format!("mode {}: unknown parent {parent}", m.name));
+            }
+        }
+        if m.parent.is_none() && (!m.enter.is_empty() || !m.exit.is_empty()) {
+            out.push(format!("mode {}: enter/exit lines need a parent", m.name));
+        }
+    }
+    for (what, mode) in [
+        ("login_mode", &p.login_mode),
+        ("config_mode", &p.config_mode),
+        ("save_mode", &p.save_mode),
+    ] {
+        if p.mode(mode).is_none() {
+            out.push(format!("{what} {mode:?} is not a mode"));
+        }
+    }
+    if p.mode(&p.config_mode).is_some_and(|m| !m.config) {
+        out.push(format!(
+            "config_mode {} is not marked config = true",
+            p.config_mode
+        ));
+    }
+    // Every mode must be reachable from the login mode, and the login mode from every mode
+    // (so a session can always get back to save and close).
+    for m in &p.modes {
+        if p.path(&p.login_mode, &m.name).is_none() && m.enter.is_empty() && m.config {
+            // Submodes entered by template lines (config-if) need only a way out.
+            if p.path(&m.name, &p.save_mode).is_none() {
+                out.push(format!("mode {}: no way back to {}", m.name, p.save_mode));
+            }
+            continue;
+        }
+        if p.path(&p.login_mode, &m.name).is_none() {
+            out.push(format!(
+                "mode {} is not reachable from login mode {}",
+                m.name, p.login_mode
+            ));
+        }
+        if p.path(&m.name, &p.save_mode).is_none() {
+            out.push(format!("mode {}: no way back to {}", m.name, p.save_mode));
+        }
+    }
+    // Sample prompts: each matches its own mode and no other.
+    for (mode, samples) in &p.samples {
+        let Some(own) = p.mode(mode) else {
+            out.push(format!("samples.{mode}: not a mode"));
+            continue;
+        };
+        for s in samples {
+            if own.prompt.matches(s).is_none() {
+                out.push(format!(
+                    "samples.{mode}: {s:?} does not match {:?}",
+                    own.prompt.source
+                ));
+            }
+            for other in p.modes.iter().filter(|o| o.name != *mode) {
+                if other.prompt.matches(s).is_some() {
+                    out.push(format!(
+                        "samples.{mode}: {s:?} also matches mode {}",
+                        other.name
+                    ));
+                }
+            }
+        }
+    }
+    for m in &p.modes {
+        if !p.samples.contains_key(&m.name) {
+            out.push(format!("mode {} has no sample prompts", m.name));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_catalog_passes_the_lint() {
+        let c = Catalog::builtin().unwrap();
+        let problems = c.lint();
+        assert!(problems.is_empty(), "{problems:#?}");
+        assert!(c.get("cisco_ios").is_some());
+        assert_eq!(
+            c.get("netmiko_cisco_ios").map(|p| p.name.as_str()),
+            Some("cisco_ios")
+        );
+    }
+
+    #[test]
+    fn templates_parse_and_render() {
+        let t = Template::parse("switchport access vlan {vlan}").unwrap();
+        assert_eq!(t.vars().collect::<Vec<_>>(), vec!["vlan"]);
+        let out = t
+            .render(&|v| (v == "vlan").then(|| "120".to_string()))
+            .unwrap();
+        assert_eq!(out, "switchport access vlan 120");
+        assert_eq!(t.render(&|_| None), Err("vlan".to_string()));
+        assert!(Template::parse("x {vlan").is_err());
+        assert!(Template::parse("x {Vlan}").is_err());
+        assert!(Template::parse("x }").is_err());
+    }
+
+    const MINI: &str = r#"
+        [platforms.mini]
+        description = "test"
+        kind = "cli"
+        network_types = ["vlan"]
+        port_pattern = 'Eth\d+'
+        login_mode = "exec"
+        config_mode = "config"
+        save_mode = "exec"
+        [[platforms.mini.modes]]
+        name = "exec"
+        prompt = '^(?P<host>\w+)#'
+        [[platforms.mini.modes]]
+        name = "config"
+        prompt = '^(?P<host>\w+)\(config\)#'
+        parent = "exec"
+        enter = ["conf t"]
+        exit = ["end"]
+        config = true
+        [platforms.mini.samples]
+        exec = ["sw1#"]
+        config = ["sw1(config)#"]
+        [platforms.mini.templates]
+        access_set = ["interface {port}", "switchport access vlan {vlan}"]
+        enable = ["no shutdown {vlan}"]
+        [platforms.mini.unsupported]
+        network_add = "n/a"
+    "#;
+
+    #[test]
+    fn lint_catches_bad_variables_and_missing_actions() {
+        let mut c = Catalog::default();
+        c.add_text("test", MINI).unwrap();
+        let problems = c.lint().join("\n");
+        assert!(
+            problems.contains("templates.enable: variable {vlan}"),
+            "{problems}"
+        );
+        assert!(
+            problems.contains("access_remove: neither templated"),
+            "{problems}"
+        );
+        assert!(!problems.contains("network_add: neither"), "{problems}");
+    }
+
+    #[test]
+    fn lint_catches_unreachable_modes_and_ambiguous_samples() {
+        let text = MINI.replace("enter = [\"conf t\"]", "").replace(
+            "config = [\"sw1(config)#\"]",
+            "config = [\"sw1(config)#\", \"sw1#\"]",
+        );
+        let mut c = Catalog::default();
+        c.add_text("test", &text).unwrap();
+        let problems = c.lint().join("\n");
+        assert!(problems.contains("\"sw1#\" does not match"), "{problems}");
+    }
+
+    #[test]
+    fn prompts_match_only_at_the_end() {
+        let p = Prompt::compile(r"^(?P<host>[\w.-]+)#").unwrap();
+        assert_eq!(p.matches("foo\r\nleaf1# "), Some(Some("leaf1")));
+        assert_eq!(p.matches("leaf1#\nmore output"), None);
+        assert_eq!(p.matches("text leaf1#"), None);
+    }
+
+    #[test]
+    fn paths_follow_enter_and_exit_edges() {
+        let mut c = Catalog::default();
+        c.add_text("test", MINI).unwrap();
+        let p = c.get("mini").unwrap();
+        assert_eq!(
+            p.path("exec", "config").unwrap(),
+            vec![("conf t".to_string(), "config".to_string(), false)]
+        );
+        assert_eq!(
+            p.path("config", "exec").unwrap(),
+            vec![("end".to_string(), "exec".to_string(), false)]
+        );
+        assert!(p.path("exec", "exec").unwrap().is_empty());
+        assert!(p.path("exec", "nowhere").is_none());
+    }
+
+    #[test]
+    fn bad_regex_is_a_catalog_error() {
+        let mut c = Catalog::default();
+        let e = c
+            .add_text("test", &MINI.replace(r"'Eth\d+'", "'Eth(['"))
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("platforms.mini: port_pattern"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,717 @@
+//! `mercury.toml`: devices, credentials (as file paths), policy and callers.
+//!
+//! This module owns loading and checking the local configuration, including the OpenSSH-style
+//! file-mode checks on the config and on secret files. It never reads a secret's contents
+//! except through [`Device::read_secret`], and never puts one in an error message.
+//! Policy *decisions* live in `policy`; this module only parses the policy keys.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::validate;
+use crate::vlan::{Vlan, VlanSet};
+
+/// Where the configuration is looked for when neither `--config` nor `MERCURY_CONFIG` is set.
+pub const DEFAULT_PATH: &str = "/etc/mercury/mercury.toml";
+const DEFAULT_LOCK_DIR: &str = "/run/mercury/locks";
+const DEFAULT_AUDIT_LOG: &str = "/var/log/mercury/audit.log";
+
+/// A configuration problem; always exit 78. Messages name the file and the key (and the
+/// line, where the TOML parser knows it).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// TOML syntax or an unknown / mistyped key (the parser's message has line and column).
+    #[error("{path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message.
+        message: String,
+    },
+    /// A key whose value is wrong in a way only Mercury can tell.
+    #[error("{path}: {key}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// Dotted key, e.g. `devices.leaf-1.platform`.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A file whose permissions would let someone else read a secret or change the config.
+    #[error("{path}: unsafe permissions {mode:04o} ({why}); {fix}")]
+    UnsafeMode {
+        /// The file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+        /// Who could do what.
+        why: &'static str,
+        /// The remedy.
+        fix: &'static str,
+    },
+}
+
+/// How Mercury reaches a device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TransportKind {
+    /// SSH with strict host-key checking (the default).
+    Ssh,
+    /// A local program spoken to over stdin/stdout (a console server tool, `ssh -J`,
+    /// `mercury-sim`). `argv[0]` is looked up in `PATH` when it has no `/`.
+    Command {
+        /// Program and arguments, `{config_dir}` already expanded.
+        argv: Vec<String>,
+    },
+    /// Commands run on this host (Mercury running on the DPU itself).
+    Local,
+}
+
+/// One device, with `[defaults]` merged in and every value checked.
+#[derive(Debug, Clone)]
+pub struct Device {
+    /// The config name (`[devices.NAME]`).
+    pub name: String,
+    /// The catalog platform name as written (resolved against the catalog by the caller).
+    pub platform: String,
+    /// How to reach it.
+    pub transport: TransportKind,
+    /// Host name or address (SSH).
+    pub address: Option<String>,
+    /// TCP port (SSH), default 22.
+    pub port: u16,
+    /// Login user (SSH).
+    pub username: Option<String>,
+    /// File holding the login password.
+    pub password_file: Option<PathBuf>,
+    /// Private key file.
+    pub key_file: Option<PathBuf>,
+    /// File holding the private key's passphrase.
+    pub passphrase_file: Option<PathBuf>,
+    /// File holding the enable / privileged-mode secret.
+    pub enable_secret_file: Option<PathBuf>,
+    /// Pinned host key fingerprint (`SHA256:...`) or `trust-on-first-use`.
+    pub host_key: Option<String>,
+    /// known_hosts file for host-key checking.
+    pub known_hosts: Option<PathBuf>,
+    /// Chassis MAC (the `switch_id` Ironic learns from LLDP), normalised lowercase.
+    pub mac: Option<String>,
+    /// Other names this device answers to.
+    pub aliases: Vec<String>,
+    /// The idle VLAN: removed before plugging, restored after unplugging.
+    pub default_vlan: Option<Vlan>,
+    /// Save the configuration (copy to startup) after a change.
+    pub save_config: bool,
+    /// May Mercury create and delete VLANs on this device?
+    pub manage_vlans: bool,
+    /// Shut ports that have no network left, enable them when plugging.
+    pub shut_unused_ports: bool,
+    /// Concurrent sessions the device allows (lock slots).
+    pub max_sessions: u32,
+    /// How long to wait for the device lock.
+    pub lock_timeout: Duration,
+    /// TCP connect timeout.
+    pub connect_timeout: Duration,
+    /// Per-command (per prompt wait) deadline.
+    pub command_timeout: Duration,
+    /// Whole-request deadline.
+    pub request_timeout: Duration,
+    /// VLANs callers may use (`None`: not configured, which allows nothing).
+    pub allowed_vlans: Option<VlanSet>,
+    /// VLANs never allowed (beats allow).
+    pub denied_vlans: VlanSet,
+    /// Port globs callers may touch (`None`: every port the platform pattern accepts).
+    pub allowed_ports: Option<Vec<String>>,
+    /// Port globs never touched (beats allow).
+    pub denied_ports: Vec<String>,
+    /// OVS: `ovs-vsctl --db=` target.
+    pub ovs_db: Option<String>,
+    /// OVS: the command that runs ovs-vsctl (default `["ovs-vsctl"]`), e.g. `["sudo", "ovs-vsctl"]`.
+    pub ovs_vsctl: Option<Vec<String>>,
+    /// OVS: integration bridge (default `br-int`).
+    pub bridge: Option<String>,
+}
+
+/// A forced-command caller (`serve-ssh --caller NAME`).
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// The name.
+    pub name: String,
+    /// Devices it may touch (names as in `[devices]`); empty allows nothing.
+    pub devices: Vec<String>,
+    /// VLANs it may use, narrowing each device's own policy (`None`: the device's policy).
+    pub allowed_vlans: Option<VlanSet>,
+}
+
+/// The loaded configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// Directory holding lock files.
+    pub lock_dir: PathBuf,
+    /// Audit log (JSON lines, appended).
+    pub audit_log: PathBuf,
+    /// Extra catalog files (`plugins.d/*.toml` next to the config, or `plugins_dir`).
+    pub plugins_dir: PathBuf,
+    /// Devices by config name.
+    pub devices: BTreeMap<String, Device>,
+    /// Forced-command callers by name.
+    pub callers: BTreeMap<String, Caller>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    defaults: RawSettings,
+    #[serde(default)]
+    devices: BTreeMap<String, RawSettings>,
+    #[serde(default)]
+    callers: BTreeMap<String, RawCaller>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCaller {
+    #[serde(default)]
+    devices: Vec<String>,
+    allowed_vlans: Option<VlanSet>,
+}
+
+/// Every key a `[defaults]` or `[devices.X]` table may hold. Global-only keys are refused
+/// in device tables by [`Config::parse`].
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSettings {
+    // global only
+    lock_dir: Option<PathBuf>,
+    audit_log: Option<PathBuf>,
+    plugins_dir: Option<PathBuf>,
+    // per device
+    platform: Option<String>,
+    transport: Option<String>,
+    argv: Option<Vec<String>>,
+    address: Option<String>,
+    port: Option<u16>,
+    username: Option<String>,
+    password_file: Option<PathBuf>,
+    key_file: Option<PathBuf>,
+    passphrase_file: Option<PathBuf>,
+    enable_secret_file: Option<PathBuf>,
+    host_key: Option<String>,
+    known_hosts: Option<PathBuf>,
+    mac: Option<String>,
+    aliases: Option<Vec<String>>,
+    default_vlan: Option<Vlan>,
+    save_config: Option<bool>,
+    manage_vlans: Option<bool>,
+    shut_unused_ports: Option<bool>,
+    max_sessions: Option<u32>,
+    lock_timeout: Option<f64>,
+    connect_timeout: Option<f64>,
+    command_timeout: Option<f64>,
+    request_timeout: Option<f64>,
+    allowed_vlans: Option<VlanSet>,
+    denied_vlans: Option<VlanSet>,
+    allowed_ports: Option<Vec<String>>,
+    denied_ports: Option<Vec<String>>,
+    ovs_db: Option<String>,
+    ovs_vsctl: Option<Vec<String>>,
+    bridge: Option<String>,
+}
+
+macro_rules! merge_fields {
+    ($dev:expr, $def:expr, $($f:ident),* $(,)?) => {
+        RawSettings { $($f: $dev.$f.or_else(|| $def.$f.clone()),)* }
+    };
+}
+
+impl RawSettings {
+    /// Per-device keys override `[defaults]`.
+    fn over(self, d: &RawSettings) -> RawSettings {
+        merge_fields!(
+            self,
+            d,
+            lock_dir,
+            audit_log,
+            plugins_dir,
+            platform,
+            transport,
+            argv,
+            address,
+            port,
+            username,
+            password_file,
+            key_file,
+            passphrase_file,
+            enable_secret_file,
+            host_key,
+            known_hosts,
+            mac,
+            aliases,
+            default_vlan,
+            save_config,
+            manage_vlans,
+            shut_unused_ports,
+            max_sessions,
+            lock_timeout,
+            connect_timeout,
+            command_timeout,
+            request_timeout,
+            allowed_vlans,
+            denied_vlans,
+            allowed_ports,
+            denied_ports,
+            ovs_db,
+            ovs_vsctl,
+            bridge,
+        )
+    }
+}
+
+impl Config {
+    /// Reads, permission-checks and parses the configuration file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        check_config_mode(path)?;
+        Config::parse(path, &text)
+    }
+
+    /// Parses configuration text; `path` names it in messages and anchors relative paths.
+    pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+        let raw: RawFile = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        let base = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let invalid = |key: String, message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key,
+            message,
+        };
+        let resolve = |p: &Path| {
+            if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                base.join(p)
+            }
+        };
+
+        let defaults = raw.defaults;
+        let mut devices = BTreeMap::new();
+        for (name, dev) in raw.devices {
+            let key = format!("devices.{name}");
+            validate::simple_name("device name", &name, 64)
+                .map_err(|e| invalid(key.clone(), e.0))?;
+            for (set, global) in [
+                (dev.lock_dir.is_some(), "lock_dir"),
+                (dev.audit_log.is_some(), "audit_log"),
+                (dev.plugins_dir.is_some(), "plugins_dir"),
+            ] {
+                if set {
+                    return Err(invalid(
+                        format!("{key}.{global}"),
+                        "this key belongs in [defaults]".into(),
+                    ));
+                }
+            }
+            let device = build_device(&name, dev.over(&defaults), &base, &resolve)
+                .map_err(|(k, m)| invalid(format!("{key}.{k}"), m))?;
+            devices.insert(name, device);
+        }
+        check_unique_names(&devices).map_err(|(k, m)| invalid(k, m))?;
+
+        let mut callers = BTreeMap::new();
+        for (name, c) in raw.callers {
+            let key = format!("callers.{name}");
+            validate::simple_name("caller name", &name, 64)
+                .map_err(|e| invalid(key.clone(), e.0))?;
+            for d in &c.devices {
+                if !devices.contains_key(d) {
+                    return Err(invalid(
+                        format!("{key}.devices"),
+                        format!("unknown device {}", validate::Escaped(d)),
+                    ));
+                }
+            }
+            callers.insert(
+                name.clone(),
+                Caller {
+                    name,
+                    devices: c.devices,
+                    allowed_vlans: c.allowed_vlans,
+                },
+            );
+        }
+
+        Ok(Config {
+            path: path.to_path_buf(),
+            lock_dir: resolve(
+                defaults
+                    .lock_dir
+                    .as_deref()
+                    .unwrap_or(Path::new(DEFAULT_LOCK_DIR)),
+            ),
+            audit_log: resolve(
+                defaults
+                    .audit_log
+                    .as_deref()
+                    .unwrap_or(Path::new(DEFAULT_AUDIT_LOG)),
+            ),
+            plugins_dir: resolve(
+                defaults
+                    .plugins_dir
+                    .as_deref()
+                    .unwrap_or(Path::new("plugins.d")),
+            ),
+            devices,
+            callers,
+        })
+    }
+
+    /// Finds a device by config name, alias or chassis MAC (`switch_id`).
+    pub fn find_device(&self, reference: &str) -> Option<&Device> {
+        if let Some(d) = self.devices.get(reference) {
+            return Some(d);
+        }
+        if let Some(d) = self
+            .devices
+            .values()
+            .find(|d| d.aliases.iter().any(|a| a == reference))
+        {
+            return Some(d);
+        }
+        let mac = validate::mac("switch_id", reference).ok()?;
+        self.devices
+            .values()
+            .find(|d| d.mac.as_deref() == Some(mac.as_str()))
+    }
+}
+
+type KeyError = (String, String);
+
+fn build_device(
+    name: &str,
+    r: RawSettings,
+    base: &Path,
+    resolve: &dyn Fn(&Path) -> PathBuf,
+) -> Result<Device, KeyError> {
+    let err = |k: &str, m: String| (k.to_string(), m);
+    let platform = r
+        .platform
+        .ok_or_else(|| err("platform", "missing: every device needs a platform".into()))?;
+    let transport = match r.transport.as_deref().unwrap_or("ssh") {
+        "ssh" => TransportKind::Ssh,
+        "local" => TransportKind::Local,
+        "command" => {
+            let argv = r.argv.clone().filter(|a| !a.is_empty()).ok_or_else(|| {
+                err(
+                    "argv",
+                    "transport = \"command\" needs argv = [program, args...]".into(),
+                )
+            })?;
+            let dir = base.to_string_lossy();
+            TransportKind::Command {
+                argv: argv
+                    .iter()
+                    .map(|a| a.replace("{config_dir}", &dir))
+                    .collect(),
+            }
+        }
+        other => {
+            return Err(err(
+                "transport",
+                format!(
+                    "unknown transport {} (ssh, command, local)",
+                    validate::Escaped(other)
+                ),
+            ))
+        }
+    };
+    if r.argv.is_some() && !matches!(transport, TransportKind::Command { .. }) {
+        return Err(err("argv", "only used with transport = \"command\"".into()));
+    }
+    if transport == TransportKind::Ssh && r.address.is_none() {
+        return Err(err(
+            "address",
+            "missing: transport ssh needs an address".into(),
+        ));
+    }
+    let mac = r
+        .mac
+        .as_deref()
+        .map(|m| validate::mac("mac", m))
+        .transpose()
+        .map_err(|e| err("mac", e.0))?;
+    let aliases = r.aliases.unwrap_or_default();
+    for a in &aliases {
+        validate::simple_name("alias", a, 128).map_err(|e| err("aliases", e.0))?;
+    }
+    if let Some(b) = &r.bridge {
+        validate::simple_name("bridge", b, 15).map_err(|e| err("bridge", e.0))?;
+    }
+    for (k, globs) in [
+        ("allowed_ports", &r.allowed_ports),
+        ("denied_ports", &r.denied_ports),
+    ] {
+        for g in globs.iter().flatten() {
+            if g.is_empty() || g.chars().any(validate::is_dangerous) {
+                return Err(err(
+                    k,
+                    format!("invalid port pattern {}", validate::Escaped(g)),
+                ));
+            }
+        }
+    }
+    let secs = |k: &str, v: Option<f64>, default: f64| -> Result<Duration, KeyError> {
+        let v = v.unwrap_or(default);
+        if v.is_finite() && (0.0..=86_400.0).contains(&v) {
+            Ok(Duration::from_secs_f64(v))
+        } else {
+            Err(err(
+                k,
+                format!("{v} is not a number of seconds between 0 and 86400"),
+            ))
+        }
+    };
+    let max_sessions = r.max_sessions.unwrap_or(1);
+    if !(1..=64).contains(&max_sessions) {
+        return Err(err("max_sessions", format!("{max_sessions} is not 1-64")));
+    }
+    if name.is_empty() {
+        return Err(err("name", "empty".into()));
+    }
+    Ok(Device {
+        name: name.to_string(),
+        platform,
+        transport,
+        address: r.address,
+        port: r.port.unwrap_or(22),
+        username: r.username,
+        password_file: r.password_file.as_deref().map(resolve),
+        key_file: r.key_file.as_deref().map(resolve),
+        passphrase_file: r.passphrase_file.as_deref().map(resolve),
+        enable_secret_file: r.enable_secret_file.as_deref().map(resolve),
+        host_key: r.host_key,
+        known_hosts: r.known_hosts.as_deref().map(resolve),
+        mac,
+        aliases,
+        default_vlan: r.default_vlan,
+        save_config: r.save_config.unwrap_or(true),
+        manage_vlans: r.manage_vlans.unwrap_or(false),
+        shut_unused_ports: r.shut_unused_ports.unwrap_or(false),
+        max_sessions,
+        lock_timeout: secs("lock_timeout", r.lock_timeout, 60.0)?,
+        connect_timeout: secs("connect_timeout", r.connect_timeout, 10.0)?,
+        command_timeout: secs("command_timeout", r.command_timeout, 30.0)?,
+        request_timeout: secs("request_timeout", r.request_timeout, 300.0)?,
+        allowed_vlans: r.allowed_vlans,
+        denied_vlans: r.denied_vlans.unwrap_or_default(),
+        allowed_ports: r.allowed_ports,
+        denied_ports: r.denied_ports.unwrap_or_default(),
+        ovs_db: r.ovs_db,
+        ovs_vsctl: r.ovs_vsctl,
+        bridge: r.bridge,
+    })
+}
+
+/// Names, aliases and MACs must each identify exactly one device.
+fn check_unique_names(devices: &BTreeMap<String, Device>) -> Result<(), KeyError> {
+    let mut seen: BTreeMap<String, &str> = BTreeMap::new();
+    for d in devices.values() {
+        let ids = std::iter::once(d.name.clone())
+            .chain(d.aliases.iter().cloned())
+            .chain(d.mac.iter().cloned());
+        for id in ids {
+            if let Some(other) = seen.insert(id.clone(), &d.name) {
+                if other != d.name {
+                    return Err((
+                        format!("devices.{}", d.name),
+                        format!("name, alias or mac {id:?} is also used by devices.{other}"),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Device {
+    /// Every secret file this device names, with its key.
+    pub fn secret_files(&self) -> Vec<(&'static str, &Path)> {
+        [
+            ("password_file", &self.password_file),
+            ("key_file", &self.key_file),
+            ("passphrase_file", &self.passphrase_file),
+            ("enable_secret_file", &self.enable_secret_file),
+        ]
+        .into_iter()
+        .filter_map(|(k, p)| p.as_deref().map(|p| (k, p)))
+        .collect()
+    }
+
+    /// Checks that no secret file can be read or written by group or others.
+    pub fn check_secret_modes(&self) -> Result<(), ConfigError> {
+        for (_, path) in self.secret_files() {
+            check_secret_mode(path)?;
+        }
+        Ok(())
+    }
+
+    /// Reads a one-line secret (password, passphrase, enable secret) after the mode check.
+    /// The trailing newline is removed; the value is never logged.
+    pub fn read_secret(path: &Path) -> Result<String, ConfigError> {
+        check_secret_mode(path)?;
+        let text = fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(text.trim_end_matches(['\r', '\n']).to_string())
+    }
+}
+
+/// Refuses a secret readable or writable by group or others (OpenSSH's rule for keys).
+pub fn check_secret_mode(path: &Path) -> Result<(), ConfigError> {
+    let meta = fs::metadata(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mode = meta.mode() & 0o7777;
+    if mode & 0o077 != 0 {
+        return Err(ConfigError::UnsafeMode {
+            path: path.to_path_buf(),
+            mode,
+            why: "group or others can access a secret",
+            fix: "chmod 600 it",
+        });
+    }
+    Ok(())
+}
+
+/// Refuses a config file that group or others can write (they could add devices or lift
+/// policy), like sshd's StrictModes.
+pub fn check_config_mode(path: &Path) -> Result<(), ConfigError> {
+    let meta = fs::metadata(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mode = meta.mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(ConfigError::UnsafeMode {
+            path: path.to_path_buf(),
+            mode,
+            why: "group or others can change the configuration",
+            fix: "chmod go-w it",
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(Path::new("/etc/mercury/mercury.toml"), text)
+    }
+
+    #[test]
+    fn defaults_merge_and_device_overrides() {
+        let c = parse(
+            r#"
+            [defaults]
+            lock_dir = "locks"
+            default_vlan = 10
+            save_config = false
+            allowed_vlans = ["100-199"]
+            [devices.leaf-1]
+            platform = "cisco_ios"
+            address = "192.0.2.10"
+            save_config = true
+            mac = "AA:BB:CC:DD:EE:01"
+            aliases = ["leaf-1.dc1"]
+            "#,
+        )
+        .unwrap();
+        let d = &c.devices["leaf-1"];
+        assert_eq!(c.lock_dir, Path::new("/etc/mercury/locks"));
+        assert_eq!(d.default_vlan.map(Vlan::get), Some(10));
+        assert!(d.save_config);
+        assert_eq!(d.allowed_vlans.as_ref().map(|s| s.len()), Some(100));
+        assert_eq!(
+            c.find_device("aa-bb-cc-dd-ee-01").map(|d| d.name.as_str()),
+            Some("leaf-1")
+        );
+        assert_eq!(
+            c.find_device("leaf-1.dc1").map(|d| d.name.as_str()),
+            Some("leaf-1")
+        );
+        assert!(c.find_device("leaf-2").is_none());
+    }
+
+    #[test]
+    fn errors_name_key_and_line() {
+        let e = parse("[devices.a]\nplatform = \"x\"\naddress = \"h\"\nbogus = 1\n").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("line 4") && msg.contains("bogus"), "{msg}");
+        let e =
+            parse("[devices.a]\nplatform = \"x\"\naddress = \"h\"\nallowed_vlans = [\"1-5000\"]\n")
+                .unwrap_err()
+                .to_string();
+        assert!(e.contains("line 4") && e.contains("out of range"), "{e}");
+        let e = parse("[devices.a]\nplatform = \"x\"\nlock_dir = \"/tmp\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("devices.a.lock_dir"), "{e}");
+        let e = parse("[devices.a]\nplatform = \"x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("devices.a.address"), "{e}");
+    }
+
+    #[test]
+    fn duplicate_aliases_are_refused() {
+        let e = parse(
+            "[devices.a]\nplatform = \"x\"\ntransport = \"local\"\naliases = [\"b\"]\n\
+             [devices.b]\nplatform = \"x\"\ntransport = \"local\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("also used"), "{e}");
+    }
+
+    #[test]
+    fn command_transport_expands_config_dir() {
+        let c = parse(
+            "[devices.s]\nplatform = \"x\"\ntransport = \"command\"\nargv = [\"sim\", \"{config_dir}/s.json\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            c.devices["s"].transport,
+            TransportKind::Command {
+                argv: vec!["sim".into(), "/etc/mercury/s.json".into()]
+            }
+        );
+    }
+}

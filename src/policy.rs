@@ -1,0 +1,286 @@
+//! Policy: may this request touch this device, these ports, these VLANs?
+//!
+//! Fail-closed: a device without `allowed_vlans` allows no VLAN, an empty allow-list allows
+//! nothing, a deny rule beats an allow rule, and restoring the configured idle VLAN is always
+//! allowed. A denial names the rule that denied it (exit 77). This module decides only; it
+//! never parses configuration or touches a device.
+
+use crate::config::{Caller, Device};
+use crate::request::{Op, Request};
+use crate::validate::Escaped;
+use crate::vlan::{Vlan, VlanSet};
+
+/// A policy denial; exit 77.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("denied by {rule}: {message}")]
+pub struct Denied {
+    /// The rule, as a config key (`devices.leaf-1.allowed_vlans`).
+    pub rule: String,
+    /// What was refused.
+    pub message: String,
+}
+
+fn deny(rule: impl Into<String>, message: impl Into<String>) -> Denied {
+    Denied {
+        rule: rule.into(),
+        message: message.into(),
+    }
+}
+
+/// What a forced-command caller may touch: its `[callers.NAME]` entry, narrowed by any
+/// `--allow-device` on its authorized_keys line.
+#[derive(Debug, Clone)]
+pub struct Scope<'c> {
+    /// The config entry.
+    pub caller: &'c Caller,
+    /// Extra restriction from argv (`None`: no restriction beyond the config).
+    pub allow_devices: Option<Vec<String>>,
+}
+
+impl Scope<'_> {
+    /// Whether this caller may use `device` at all.
+    pub fn allows_device(&self, device: &Device) -> Result<(), Denied> {
+        let name = &device.name;
+        if !self.caller.devices.iter().any(|d| d == name) {
+            return Err(deny(
+                format!("callers.{}.devices", self.caller.name),
+                format!("caller {} may not use device {name}", self.caller.name),
+            ));
+        }
+        if let Some(list) = &self.allow_devices {
+            if !list.iter().any(|d| d == name || device.aliases.contains(d)) {
+                return Err(deny(
+                    "serve-ssh --allow-device",
+                    format!("device {name} is not among this key's --allow-device list"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks a mutating or port-naming request against the device (and caller) policy.
+pub fn check(req: &Request, device: &Device, scope: Option<&Scope>) -> Result<(), Denied> {
+    if let Some(s) = scope {
+        s.allows_device(device)?;
+    }
+    for port in req.port_names() {
+        check_port(device, &port)?;
+    }
+    if let Some(lag) = &req.lag {
+        check_port(device, &lag.name)?;
+    }
+    let mut vlans = req.vlans();
+    for c in &req.ports {
+        if let Some(d) = c.default_vlan {
+            vlans.insert(d);
+        }
+    }
+    if let Some(v) = req.plug.as_ref().and_then(|p| p.vlan) {
+        vlans.insert(v);
+    }
+    for v in vlans.iter() {
+        // Restoring the idle VLAN is always allowed, whoever asks.
+        if Some(v) == device.default_vlan {
+            continue;
+        }
+        check_vlan(device, v)?;
+        if let Some(s) = scope {
+            if let Some(allowed) = &s.caller.allowed_vlans {
+                if !allowed.contains(v) {
+                    return Err(deny(
+                        format!("callers.{}.allowed_vlans", s.caller.name),
+                        format!("VLAN {v} is not in {}", show(allowed)),
+                    ));
+                }
+            }
+        }
+    }
+    if matches!(req.op, Op::AddNetwork | Op::DeleteNetwork) {
+        if !device.manage_vlans {
+            return Err(deny(
+                format!("devices.{}.manage_vlans", device.name),
+                format!("Mercury may not create or delete VLANs on {}", device.name),
+            ));
+        }
+        if let (Some(n), Some(idle)) = (&req.network, device.default_vlan) {
+            if req.op == Op::DeleteNetwork && n.vlan == idle {
+                return Err(deny(
+                    format!("devices.{}.default_vlan", device.name),
+                    format!("VLAN {idle} is the idle VLAN and cannot be deleted"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// VLAN allowed on the device: in `allowed_vlans` and not in `denied_vlans`.
+pub fn check_vlan(device: &Device, vlan: Vlan) -> Result<(), Denied> {
+    let key = |k: &str| format!("devices.{}.{k}", device.name);
+    if device.denied_vlans.contains(vlan) {
+        return Err(deny(key("denied_vlans"), format!("VLAN {vlan} is denied")));
+    }
+    match &device.allowed_vlans {
+        None => Err(deny(
+            key("allowed_vlans"),
+            format!("VLAN {vlan}: no allowed_vlans are configured, so no VLAN is allowed (policy is fail-closed)"),
+        )),
+        Some(set) if !set.contains(vlan) => Err(deny(
+            key("allowed_vlans"),
+            format!("VLAN {vlan} is not in {}", show(set)),
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Port allowed on the device: matches an `allowed_ports` glob (when configured) and no
+/// `denied_ports` glob.
+pub fn check_port(device: &Device, port: &str) -> Result<(), Denied> {
+    let key = |k: &str| format!("devices.{}.{k}", device.name);
+    if let Some(g) = device.denied_ports.iter().find(|g| glob(g, port)) {
+        return Err(deny(
+            key("denied_ports"),
+            format!("port {} matches {}", Escaped(port), Escaped(g)),
+        ));
+    }
+    if let Some(allowed) = &device.allowed_ports {
+        if !allowed.iter().any(|g| glob(g, port)) {
+            return Err(deny(
+                key("allowed_ports"),
+                format!("port {} matches no allowed pattern", Escaped(port)),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn show(set: &VlanSet) -> String {
+    if set.is_empty() {
+        "an empty list".into()
+    } else {
+        format!("[{set}]")
+    }
+}
+
+/// Shell-style glob: `*` any run, `?` one character; everything else literal, whole-string.
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::request::RawRequest;
+    use std::path::Path;
+
+    fn device(extra: &str) -> Device {
+        let text = format!(
+            "[devices.leaf]\nplatform = \"cisco_ios\"\ntransport = \"local\"\ndefault_vlan = 10\nmanage_vlans = true\n{extra}"
+        );
+        Config::parse(Path::new("m.toml"), &text).unwrap().devices["leaf"].clone()
+    }
+
+    fn req(json: &str) -> Request {
+        Request::from_raw(RawRequest::from_json(json).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn fail_closed_without_allow_list() {
+        let d = device("");
+        let r =
+            req(r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/1","vlan":120,"reason":"r"}"#);
+        let e = check(&r, &d, None).unwrap_err();
+        assert_eq!(e.rule, "devices.leaf.allowed_vlans");
+    }
+
+    #[test]
+    fn deny_beats_allow_and_idle_is_always_allowed() {
+        let d = device(
+            "allowed_vlans = [\"100-199\"]\ndenied_vlans = [150]\ndenied_ports = [\"Gi1/0/4*\"]\n",
+        );
+        let ok =
+            req(r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/1","vlan":120,"reason":"r"}"#);
+        assert!(check(&ok, &d, None).is_ok());
+        let denied =
+            req(r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/1","vlan":150,"reason":"r"}"#);
+        assert_eq!(
+            check(&denied, &d, None).unwrap_err().rule,
+            "devices.leaf.denied_vlans"
+        );
+        let outside =
+            req(r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/1","vlan":300,"reason":"r"}"#);
+        assert!(check(&outside, &d, None)
+            .unwrap_err()
+            .message
+            .contains("not in [100-199]"));
+        let port = req(
+            r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/48","vlan":120,"reason":"r"}"#,
+        );
+        assert_eq!(
+            check(&port, &d, None).unwrap_err().rule,
+            "devices.leaf.denied_ports"
+        );
+        let idle = req(
+            r#"{"op":"reset_port","device":"leaf","port":"Gi1/0/1","default_vlan":10,"reason":"r"}"#,
+        );
+        assert!(check(&idle, &d, None).is_ok());
+    }
+
+    #[test]
+    fn empty_allow_lists_allow_nothing() {
+        let d = device("allowed_vlans = []\nallowed_ports = []\n");
+        let r =
+            req(r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/1","vlan":120,"reason":"r"}"#);
+        assert_eq!(
+            check(&r, &d, None).unwrap_err().rule,
+            "devices.leaf.allowed_ports"
+        );
+    }
+
+    #[test]
+    fn vlan_management_needs_permission() {
+        let mut d = device("allowed_vlans = [\"1-4094\"]\n");
+        let r = req(r#"{"op":"delete_network","device":"leaf","vlan":10,"reason":"r"}"#);
+        assert_eq!(
+            check(&r, &d, None).unwrap_err().rule,
+            "devices.leaf.default_vlan"
+        );
+        d.manage_vlans = false;
+        let r = req(r#"{"op":"add_network","device":"leaf","vlan":120,"reason":"r"}"#);
+        assert_eq!(
+            check(&r, &d, None).unwrap_err().rule,
+            "devices.leaf.manage_vlans"
+        );
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob("Ethernet1/*", "Ethernet1/48"));
+        assert!(glob("Eth?/1", "Eth1/1"));
+        assert!(!glob("Eth?/1", "Eth10/1"));
+        assert!(glob("*", ""));
+        assert!(!glob("Ethernet1/4", "Ethernet1/48"));
+        assert!(glob("a*b*c", "axxbyyc"));
+    }
+}

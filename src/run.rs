@@ -1,0 +1,684 @@
+//! One run, start to finish: intake → config → request → policy → plan → lock → audit →
+//! session → result. Every path ends in exactly one [`Report`] and one exit code.
+
+use std::io::{IsTerminal, Read};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::audit::{self, AuditLog, Who};
+use crate::catalog::{Catalog, Kind};
+use crate::cli::{Cli, Command, Format};
+use crate::config::{Config, Device, TransportKind};
+use crate::error::Error;
+use crate::exit::ExitKind;
+use crate::forced::{self, Forced};
+use crate::lock::{self, Holder};
+use crate::policy::{self, Scope};
+use crate::report::Report;
+use crate::request::{Op, RawRequest, Request, RequestError};
+use crate::session::{self, CommandRecord, Settings};
+use crate::{driver, timefmt, transport};
+
+/// Largest JSON request read from stdin or a file.
+pub const MAX_REQUEST_BYTES: u64 = 1024 * 1024;
+
+/// What the process prints and how it exits.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Standard output (one JSON object, or text).
+    pub stdout: String,
+    /// Exit code.
+    pub code: u8,
+}
+
+/// Where the request comes from, and who is asking.
+struct Intake {
+    raw: Option<RawRequest>,
+    caller: Option<String>,
+    allow_devices: Option<Vec<String>>,
+}
+
+/// Runs one invocation.
+pub fn run(cli: Cli) -> Outcome {
+    let started = Instant::now();
+    let format = cli.format.unwrap_or(if std::io::stdout().is_terminal() {
+        Format::Text
+    } else {
+        Format::Json
+    });
+    if let Command::Completions(c) = &cli.command {
+        let mut buf = Vec::new();
+        clap_complete::generate(c.shell, &mut crate::cli::command(), "mercury", &mut buf);
+        return Outcome {
+            stdout: String::from_utf8_lossy(&buf).into_owned(),
+            code: 0,
+        };
+    }
+    if let Command::Check(c) = &cli.command {
+        if c.table {
+            return match table(&cli.config) {
+                Ok(t) => Outcome { stdout: t, code: 0 },
+                Err(e) => finish(Report::new(new_request_id()), Err(e), started, format),
+            };
+        }
+    }
+    let mut report = Report::new(String::new());
+    let result = execute(&cli, &mut report);
+    finish(report, result, started, format)
+}
+
+/// Renders a usage error (unknown verb/flag) as a result.
+pub fn usage_error(message: &str, format: Option<Format>) -> Outcome {
+    let report = Report::new(new_request_id());
+    let format = format.unwrap_or(if std::io::stdout().is_terminal() {
+        Format::Text
+    } else {
+        Format::Json
+    });
+    finish(
+        report,
+        Err(Error::Usage(message.trim().to_string())),
+        Instant::now(),
+        format,
+    )
+}
+
+fn finish(
+    mut report: Report,
+    result: Result<(), Error>,
+    started: Instant,
+    format: Format,
+) -> Outcome {
+    if report.request_id.is_empty() {
+        report.request_id = new_request_id();
+    }
+    if let Err(e) = result {
+        report.fail(e.kind(), e.to_string());
+    }
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
+    let stdout = match format {
+        Format::Json => format!("{}\n", report.to_json()),
+        Format::Text => report.to_text(),
+    };
+    Outcome {
+        stdout,
+        code: report.rc,
+    }
+}
+
+fn execute(cli: &Cli, report: &mut Report) -> Result<(), Error> {
+    let intake = match &cli.command {
+        Command::ServeSsh(s) => {
+            let original = std::env::var("SSH_ORIGINAL_COMMAND").unwrap_or_default();
+            let raw = match forced::parse(&original).map_err(Error::Usage)? {
+                Forced::Health => {
+                    report.msg = "ok".into();
+                    return Ok(());
+                }
+                Forced::Version => {
+                    report.msg = format!("mercury {}", env!("CARGO_PKG_VERSION"));
+                    return Ok(());
+                }
+                Forced::Json => read_json(None)?,
+                Forced::Args(args) => {
+                    let parsed = <Cli as clap::Parser>::try_parse_from(
+                        std::iter::once("mercury".to_string()).chain(args),
+                    )
+                    .map_err(|e| Error::Usage(first_line(&e.to_string())))?;
+                    if parsed.dry_run {
+                        report.dry_run = true;
+                    }
+                    parsed
+                        .command
+                        .to_raw()
+                        .ok_or_else(|| Error::Usage("not an operation".into()))??
+                }
+            };
+            Intake {
+                raw: Some(raw),
+                caller: Some(s.caller.clone()),
+                allow_devices: (!s.allow_devices.is_empty()).then(|| s.allow_devices.clone()),
+            }
+        }
+        Command::Run(r) => Intake {
+            raw: Some(read_json(r.request.as_deref())?),
+            caller: None,
+            allow_devices: None,
+        },
+        Command::Check(_) => Intake {
+            raw: None,
+            caller: None,
+            allow_devices: None,
+        },
+        other => Intake {
+            raw: Some(
+                other
+                    .to_raw()
+                    .ok_or_else(|| Error::Internal("no request".into()))??,
+            ),
+            caller: None,
+            allow_devices: None,
+        },
+    };
+    report.dry_run |= cli.dry_run;
+
+    if let Some(raw) = &intake.raw {
+        report.op = raw.op.clone();
+        if let Some(id) = &raw.request_id {
+            if crate::validate::identifier("request_id", id).is_ok() {
+                report.request_id = id.clone();
+            }
+        }
+    }
+
+    let config = Config::load(&cli.config)?;
+    let catalog = Catalog::load(&config.plugins_dir)?;
+
+    let Some(raw) = intake.raw else {
+        let Command::Check(c) = &cli.command else {
+            return Err(Error::Internal("no request".into()));
+        };
+        return check(&config, &catalog, c.catalog, report);
+    };
+
+    let who = Who::current(
+        intake.caller.clone(),
+        std::env::var("SSH_CONNECTION").ok().as_deref(),
+    );
+    let scope = match &intake.caller {
+        Some(name) => Some(Scope {
+            caller: config.callers.get(name).ok_or_else(|| {
+                Error::Denied(policy::Denied {
+                    rule: "callers".into(),
+                    message: format!(
+                        "caller {} is not configured",
+                        crate::validate::Escaped(name)
+                    ),
+                })
+            })?,
+            allow_devices: intake.allow_devices.clone(),
+        }),
+        None => None,
+    };
+    let mut job = Job {
+        config: &config,
+        catalog: &catalog,
+        scope,
+        who,
+        report,
+        audit: None,
+        started_written: false,
+        what: json!({"op": raw.op}),
+        why: json!({}),
+    };
+    let result = job.handle(raw);
+    job.audit_finished(&result);
+    result
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("usage error")
+        .trim()
+        .to_string()
+}
+
+fn read_json(file: Option<&Path>) -> Result<RawRequest, Error> {
+    let mut text = String::new();
+    let read = match file {
+        Some(p) => std::fs::File::open(p)
+            .and_then(|f| f.take(MAX_REQUEST_BYTES + 1).read_to_string(&mut text))
+            .map_err(|e| RequestError(format!("cannot read request {}: {e}", p.display()))),
+        None => std::io::stdin()
+            .take(MAX_REQUEST_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(|e| RequestError(format!("cannot read request from stdin: {e}"))),
+    };
+    read?;
+    if text.len() as u64 > MAX_REQUEST_BYTES {
+        return Err(RequestError(format!("request larger than {MAX_REQUEST_BYTES} bytes")).into());
+    }
+    if text.trim().is_empty() {
+        return Err(RequestError("empty request: expected one JSON object".into()).into());
+    }
+    Ok(RawRequest::from_json(&text)?)
+}
+
+/// A random request id (`mercury-` + 16 hex digits).
+pub fn new_request_id() -> String {
+    let mut bytes = [0u8; 8];
+    let random = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if random.is_err() {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        bytes = (t.as_nanos() as u64 ^ (std::process::id() as u64) << 32).to_le_bytes();
+    }
+    format!(
+        "mercury-{}",
+        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    )
+}
+
+struct Job<'a> {
+    config: &'a Config,
+    catalog: &'a Catalog,
+    scope: Option<Scope<'a>>,
+    who: Who,
+    report: &'a mut Report,
+    audit: Option<AuditLog>,
+    started_written: bool,
+    what: serde_json::Value,
+    why: serde_json::Value,
+}
+
+impl Job<'_> {
+    fn handle(&mut self, raw: RawRequest) -> Result<(), Error> {
+        let req = Request::from_raw(raw)?;
+        self.report.op = Some(req.op.name().to_string());
+        if self.report.request_id.is_empty() {
+            self.report.request_id = new_request_id();
+        }
+        self.why = json!({
+            "reason": req.meta.reason,
+            "node_uuid": req.meta.node_uuid,
+            "port_uuid": req.meta.port_uuid,
+            "vif_id": req.meta.vif_id,
+            "lifecycle": req.meta.lifecycle,
+        });
+        self.what = json!({
+            "op": req.op.name(),
+            "device": req.target_reference(),
+            "ports": req.port_names(),
+            "vlans": req.vlans(),
+            "network": req.network,
+            "lag": req.lag,
+        });
+        match req.op {
+            Op::GetSwitches => return self.get_switches(),
+            Op::IsPortSupported => return self.is_port_supported(&req),
+            Op::IsLinkValid => return self.is_link_valid(&req),
+            _ => {}
+        }
+        let (device, platform) = req.resolve(self.config, self.catalog)?;
+        self.report.device = Some(device.name.clone());
+        self.report.platform = Some(platform.name.clone());
+        self.what["device"] = json!(device.name);
+        self.what["platform"] = json!(platform.name);
+        if let Some(s) = &self.scope {
+            s.allows_device(device)?;
+        }
+        if req.op == Op::GetAllowedNetworkTypes {
+            self.report.data = json!({"network_types": platform.network_types});
+            self.report.msg = format!(
+                "{} provides {}",
+                device.name,
+                platform.network_types.join(", ")
+            );
+            return Ok(());
+        }
+        policy::check(&req, device, self.scope.as_ref())?;
+        check_transport_fits(device, platform.kind)?;
+        let plan = driver::plan(&req, device, platform)?;
+        self.report.warnings.extend(plan.warnings.iter().cloned());
+        let save = device.save_config;
+        if self.report.dry_run {
+            self.report.commands = session::script(platform, &plan, save)
+                .into_iter()
+                .map(|(_, input)| CommandRecord {
+                    input,
+                    output: String::new(),
+                    elapsed_ms: 0,
+                })
+                .collect();
+            self.report.msg = format!(
+                "dry run: {} would send {} lines to {}",
+                req.op.name(),
+                self.report.commands.len(),
+                device.name
+            );
+            return Ok(());
+        }
+
+        let holder = Holder {
+            pid: std::process::id(),
+            request_id: self.report.request_id.clone(),
+            op: req.op.name().to_string(),
+            since: timefmt::now_rfc3339(),
+        };
+        let _lock = lock::acquire(
+            &self.config.lock_dir,
+            &device.name,
+            device.max_sessions,
+            device.lock_timeout,
+            &holder,
+        )?;
+        // The started record must be on disk before the device is touched.
+        self.audit_started()?;
+        device.check_secret_modes()?;
+        let enable_secret = device
+            .enable_secret_file
+            .as_deref()
+            .map(Device::read_secret)
+            .transpose()?;
+        let password = device
+            .password_file
+            .as_deref()
+            .map(Device::read_secret)
+            .transpose()?;
+        let deadline = Instant::now() + device.request_timeout;
+        let settings = Settings {
+            device: device.name.clone(),
+            command_timeout: device
+                .command_timeout
+                .min(device.request_timeout)
+                .max(Duration::from_millis(1)),
+            deadline,
+            enable_secret,
+            secrets: password.into_iter().collect(),
+            save,
+        };
+        let conn = transport::open(device, platform.kind, deadline)?;
+        let (transcript, result) = session::run(conn, platform, &plan, &settings);
+        self.report.commands = transcript.commands;
+        self.report.round_trips = transcript.round_trips;
+        result?;
+        self.report.changed = !plan.lines.is_empty();
+        self.report.msg = format!(
+            "{} applied on {} ({} lines, {} round trips)",
+            req.op.name(),
+            device.name,
+            self.report.commands.len(),
+            self.report.round_trips
+        );
+        Ok(())
+    }
+
+    fn get_switches(&mut self) -> Result<(), Error> {
+        let mut list = Vec::new();
+        for d in self.config.devices.values() {
+            if let Some(s) = &self.scope {
+                if s.allows_device(d).is_err() {
+                    continue;
+                }
+            }
+            let platform = self.catalog.get(&d.platform);
+            list.push(json!({
+                "name": d.name,
+                "platform": platform.map(|p| p.name.clone()).unwrap_or_else(|| d.platform.clone()),
+                "aliases": d.aliases,
+                "mac": d.mac,
+                "address": d.address,
+                "transport": match d.transport { TransportKind::Ssh => "ssh", TransportKind::Command { .. } => "command", TransportKind::Local => "local" },
+                "default_vlan": d.default_vlan,
+                "allowed_vlans": d.allowed_vlans.as_ref().map(|s| s.to_string()),
+                "manage_vlans": d.manage_vlans,
+                "network_types": platform.map(|p| p.network_types.clone()).unwrap_or_default(),
+            }));
+        }
+        self.report.msg = format!("{} devices", list.len());
+        self.report.data = json!({ "switches": list });
+        Ok(())
+    }
+
+    fn is_link_valid(&mut self, req: &Request) -> Result<(), Error> {
+        let verdict = match req.resolve(self.config, self.catalog) {
+            Ok((device, platform)) => {
+                self.report.device = Some(device.name.clone());
+                self.report.platform = Some(platform.name.clone());
+                let scoped = match &self.scope {
+                    Some(s) => s.allows_device(device),
+                    None => Ok(()),
+                };
+                scoped
+                    .and_then(|_| {
+                        req.port_names()
+                            .iter()
+                            .try_for_each(|p| policy::check_port(device, p))
+                    })
+                    .map_err(|e| e.to_string())
+            }
+            Err(crate::request::ResolveError::Request(e)) => Err(e.0),
+            Err(e) => return Err(e.into()),
+        };
+        let valid = verdict.is_ok();
+        self.report.msg = match &verdict {
+            Ok(()) => "link is valid".into(),
+            Err(why) => format!("link is not valid: {why}"),
+        };
+        self.report.data = json!({ "valid": valid, "reason": verdict.err() });
+        Ok(())
+    }
+
+    fn is_port_supported(&mut self, req: &Request) -> Result<(), Error> {
+        let vnic = req.kind.vnic_type.as_deref().unwrap_or("baremetal");
+        let smartnic = req.kind.is_smartnic.unwrap_or(false);
+        let platform = match req.target_reference() {
+            Some(_) => {
+                let (device, platform) = req.resolve(self.config, self.catalog)?;
+                self.report.device = Some(device.name.clone());
+                self.report.platform = Some(platform.name.clone());
+                Some(platform)
+            }
+            None => None,
+        };
+        let (supported, why) = match vnic {
+            "baremetal" if smartnic => (false, "a SmartNIC port has vnic_type smart-nic"),
+            "baremetal" => (
+                platform.is_none_or(|p| p.network_types.iter().any(|t| t == "vlan")),
+                "switch port",
+            ),
+            "smart-nic" if !smartnic => (false, "vnic_type smart-nic needs is_smartnic"),
+            "smart-nic" => (
+                platform.is_none_or(|p| p.supports("plug")),
+                "OVS representor on a DPU",
+            ),
+            _ => (false, "only baremetal and smart-nic ports are handled"),
+        };
+        self.report.msg = format!(
+            "{vnic} port {}supported: {why}",
+            if supported { "" } else { "not " }
+        );
+        self.report.data = json!({ "supported": supported });
+        Ok(())
+    }
+
+    fn open_audit(&mut self) -> Result<&mut AuditLog, Error> {
+        if self.audit.is_none() {
+            self.audit = Some(AuditLog::open(&self.config.audit_log)?);
+        }
+        self.audit
+            .as_mut()
+            .ok_or_else(|| Error::Internal("audit log".into()))
+    }
+
+    fn audit_started(&mut self) -> Result<(), Error> {
+        let (id, who, what, why) = (
+            self.report.request_id.clone(),
+            self.who.clone(),
+            self.what.clone(),
+            self.why.clone(),
+        );
+        let log = self.open_audit()?;
+        log.write(&audit::record("started", &id, &who, &what, &why, None))?;
+        self.started_written = true;
+        Ok(())
+    }
+
+    /// Writes the `finished` record (not for dry runs). A failure to write it after the
+    /// device was changed cannot undo the change, so it becomes a warning in the result.
+    fn audit_finished(&mut self, result: &Result<(), Error>) {
+        if self.report.dry_run {
+            return;
+        }
+        let kind = result
+            .as_ref()
+            .err()
+            .map(Error::kind)
+            .unwrap_or(ExitKind::Ok);
+        let how = json!({
+            "outcome": if kind == ExitKind::Ok { "ok" } else { "failed" },
+            "rc": kind.code(),
+            "error_kind": kind.name(),
+            "msg": match result { Ok(()) => self.report.msg.clone(), Err(e) => e.to_string() },
+            "changed": self.report.changed && kind == ExitKind::Ok,
+            "lines": self.report.commands.iter().map(|c| c.input.clone()).collect::<Vec<_>>(),
+            "round_trips": self.report.round_trips,
+            "device_contacted": self.started_written,
+        });
+        let (id, who, what, why) = (
+            self.report.request_id.clone(),
+            self.who.clone(),
+            self.what.clone(),
+            self.why.clone(),
+        );
+        let written = self.open_audit().and_then(|log| {
+            Ok(log.write(&audit::record(
+                "finished",
+                &id,
+                &who,
+                &what,
+                &why,
+                Some(how),
+            ))?)
+        });
+        if let Err(e) = written {
+            self.report
+                .warnings
+                .push(format!("audit record not written: {e}"));
+        }
+    }
+}
+
+fn check_transport_fits(device: &Device, kind: Kind) -> Result<(), Error> {
+    if device.transport == TransportKind::Local && kind == Kind::Cli {
+        return Err(Error::ConfigMessage(format!(
+            "devices.{}: transport local runs commands only; platform {} needs an interactive CLI",
+            device.name, device.platform
+        )));
+    }
+    Ok(())
+}
+
+fn check(
+    config: &Config,
+    catalog: &Catalog,
+    catalog_only: bool,
+    report: &mut Report,
+) -> Result<(), Error> {
+    let mut problems: Vec<String> = catalog.lint();
+    if !catalog_only {
+        for d in config.devices.values() {
+            match catalog.get(&d.platform) {
+                None => problems.push(format!(
+                    "devices.{}.platform: unknown platform {:?}",
+                    d.name, d.platform
+                )),
+                Some(p) => {
+                    if let Err(e) = check_transport_fits(d, p.kind) {
+                        problems.push(e.to_string());
+                    }
+                }
+            }
+            if let Err(e) = d.check_secret_modes() {
+                problems.push(format!("devices.{}: {e}", d.name));
+            }
+            if d.allowed_vlans.is_none() {
+                report.warnings.push(format!(
+                    "devices.{}: no allowed_vlans, so every VLAN change is denied (fail-closed)",
+                    d.name
+                ));
+            }
+        }
+    }
+    report.data = json!({
+        "problems": problems,
+        "platforms": catalog.platforms().map(|p| p.name.clone()).collect::<Vec<_>>(),
+        "devices": if catalog_only { 0 } else { config.devices.len() },
+    });
+    if problems.is_empty() {
+        report.msg = if catalog_only {
+            format!("catalog ok: {} platforms", catalog.platforms().count())
+        } else {
+            format!(
+                "configuration ok: {} devices, {} callers, catalog of {} platforms",
+                config.devices.len(),
+                config.callers.len(),
+                catalog.platforms().count()
+            )
+        };
+        Ok(())
+    } else {
+        Err(Error::ConfigMessage(format!(
+            "{} problems: {}",
+            problems.len(),
+            problems.join("; ")
+        )))
+    }
+}
+
+/// The supported-operations table (Markdown), generated from the catalog.
+fn table(config_path: &Path) -> Result<String, Error> {
+    let catalog = match Config::load(config_path) {
+        Ok(c) => Catalog::load(&c.plugins_dir)?,
+        Err(_) => Catalog::builtin()?,
+    };
+    let columns: [(&str, &[&str]); 9] = [
+        ("attach/detach access", &["access_set", "access_remove"]),
+        (
+            "trunk + native",
+            &[
+                "trunk_mode",
+                "native_set",
+                "allowed_set",
+                "allowed_add",
+                "allowed_remove",
+            ],
+        ),
+        ("reset", &["port_reset"]),
+        ("networks", &["network_add", "network_delete"]),
+        ("enable/disable", &["enable", "disable"]),
+        ("description", &["description"]),
+        ("MTU", &["mtu"]),
+        (
+            "LAG",
+            &[
+                "lag_create",
+                "lag_delete",
+                "lag_member_add",
+                "lag_member_remove",
+            ],
+        ),
+        ("OVS plug", &["plug", "unplug"]),
+    ];
+    let mut out = String::from("| platform | kind | aliases |");
+    for (name, _) in &columns {
+        out.push_str(&format!(" {name} |"));
+    }
+    out.push_str("\n|---|---|---|");
+    out.push_str(&"---|".repeat(columns.len()));
+    out.push('\n');
+    for p in catalog.platforms() {
+        let kind = if p.kind == Kind::Cli { "cli" } else { "exec" };
+        out.push_str(&format!(
+            "| `{}` | {kind} | {} |",
+            p.name,
+            p.aliases.join(", ")
+        ));
+        for (_, actions) in &columns {
+            let all = actions.iter().all(|a| p.supports(a));
+            out.push_str(if all {
+                " yes |"
+            } else if actions.iter().any(|a| p.supports(a)) {
+                " partial |"
+            } else {
+                " — |"
+            });
+        }
+        out.push('\n');
+    }
+    Ok(out)
+}

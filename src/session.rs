@@ -1,0 +1,1012 @@
+//! The session: the conversation with a device, for both platform kinds.
+//!
+//! CLI: read until a prompt of the platform or a deadline — never sleep-and-hope — and match
+//! only the text received since the current line was sent (after its echo), in a bounded
+//! tail window, with `\r`, backspaces and ANSI sequences stripped. The mode is worked out
+//! once from the login prompt (which also pins the host name) and then tracked from each
+//! prompt. A line's result is failed until its output has been checked against the
+//! platform's failure indicators. On the first failure the platform's abort lines run, the
+//! session leaves configuration mode and closes; the error names the line.
+//!
+//! Exec: each line runs on its own channel, judged by exit status and failure indicators.
+//!
+//! [`script`] is the same sequence as data, for `--dry-run`.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::catalog::{Kind, Platform};
+use crate::driver::{Line, Plan};
+use crate::transport::{Chunk, Connection, Exec, Shell, TransportError};
+
+/// How much of the cleaned output is searched for a prompt or a question.
+const TAIL_WINDOW: usize = 1024;
+/// Largest output kept per command (the rest is dropped from the start).
+const MAX_OUTPUT: usize = 256 * 1024;
+/// Shown in messages instead of a secret.
+pub const REDACTED: &str = "********";
+
+/// One line sent and what came back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CommandRecord {
+    /// The line (secrets never appear).
+    pub input: String,
+    /// The device's answer (echo and prompt removed), redacted.
+    pub output: String,
+    /// Time from send to prompt.
+    pub elapsed_ms: u64,
+}
+
+/// A session failure.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The device answered a line with a failure indicator, a failed commit, or a non-zero
+    /// exit status (exit 1).
+    #[error("device rejected {line:?}: {indicator}")]
+    Rejected {
+        /// The line.
+        line: String,
+        /// The indicator or exit status.
+        indicator: String,
+    },
+    /// The device is busy (configuration database locked) (exit 75).
+    #[error("device busy on {line:?}: {indicator}")]
+    Busy {
+        /// The line.
+        line: String,
+        /// What it said.
+        indicator: String,
+    },
+    /// The awaited prompt did not come before the deadline (exit 75).
+    #[error("timed out after {:.1}s waiting for {awaited}; last output: {tail:?}", waited.as_secs_f64())]
+    Timeout {
+        /// What was awaited.
+        awaited: String,
+        /// For how long.
+        waited: Duration,
+        /// The redacted tail of the output.
+        tail: String,
+    },
+    /// The device closed the connection (exit 69).
+    #[error("connection closed by the device while waiting for {awaited}; the change may be partly applied; last output: {tail:?}")]
+    Closed {
+        /// What was awaited.
+        awaited: String,
+        /// The redacted tail of the output.
+        tail: String,
+    },
+    /// A prompt of an unexpected mode (exit 76).
+    #[error("unexpected mode after {line:?}: expected {expected}, device is in {actual}")]
+    UnexpectedMode {
+        /// The line.
+        line: String,
+        /// Expected mode.
+        expected: String,
+        /// Mode seen.
+        actual: String,
+    },
+    /// The device asked for the enable secret but none is configured (exit 77).
+    #[error("the device asks for an enable secret after {line:?} but devices.{device}.enable_secret_file is not set")]
+    NoSecret {
+        /// The line.
+        line: String,
+        /// The device.
+        device: String,
+    },
+    /// The enable secret was refused (exit 77).
+    #[error("the device refused the enable secret")]
+    SecretRefused,
+    /// The transport failed.
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+}
+
+/// What the session produced, success or not.
+#[derive(Debug, Default)]
+pub struct Transcript {
+    /// Every line sent, in order.
+    pub commands: Vec<CommandRecord>,
+    /// Prompt waits (round trips) the request needed.
+    pub round_trips: u32,
+}
+
+/// Where a scripted line runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Session setup (paging, width).
+    Setup,
+    /// A mode change.
+    Navigate,
+    /// A configuration line from the plan.
+    Config,
+    /// Commit / apply.
+    Commit,
+    /// Save.
+    Save,
+    /// Leaving.
+    Close,
+}
+
+/// The full sequence of lines a plan needs on a platform, starting from `start_mode`
+/// (CLI) — what `--dry-run` shows, and what a session sends when the device lands in the
+/// expected login mode.
+pub fn script(platform: &Platform, plan: &Plan, save: bool) -> Vec<(Phase, String)> {
+    let mut out = Vec::new();
+    match platform.kind {
+        Kind::Exec => {
+            out.extend(plan.lines.iter().map(|l| (Phase::Config, l.text.clone())));
+            out.extend(platform.commit.iter().map(|l| (Phase::Commit, l.clone())));
+            if save {
+                out.extend(platform.save.iter().map(|l| (Phase::Save, l.clone())));
+            }
+        }
+        Kind::Cli => {
+            out.extend(platform.on_open.iter().map(|l| (Phase::Setup, l.clone())));
+            let nav = |from: &str, to: &str| platform.path(from, to).unwrap_or_default();
+            out.extend(
+                nav(&platform.login_mode, &platform.config_mode)
+                    .into_iter()
+                    .map(|(l, _, _)| (Phase::Navigate, l)),
+            );
+            out.extend(plan.lines.iter().map(|l| (Phase::Config, l.text.clone())));
+            out.extend(platform.commit.iter().map(|l| (Phase::Commit, l.clone())));
+            out.extend(
+                nav(&platform.config_mode, &platform.save_mode)
+                    .into_iter()
+                    .map(|(l, _, _)| (Phase::Navigate, l)),
+            );
+            if save {
+                out.extend(platform.save.iter().map(|l| (Phase::Save, l.clone())));
+            }
+            out.extend(platform.close.iter().map(|l| (Phase::Close, l.clone())));
+        }
+    }
+    out
+}
+
+/// Settings a session needs besides the platform.
+pub struct Settings {
+    /// Device name (for messages).
+    pub device: String,
+    /// Per prompt wait.
+    pub command_timeout: Duration,
+    /// Whole request.
+    pub deadline: Instant,
+    /// Enable secret, if configured.
+    pub enable_secret: Option<String>,
+    /// Other secrets to redact from output (passwords).
+    pub secrets: Vec<String>,
+    /// Run the save lines.
+    pub save: bool,
+}
+
+/// Runs a plan over an open connection. The transcript is returned in both cases so the
+/// caller can report what was sent before a failure.
+pub fn run(
+    conn: Connection,
+    platform: &Platform,
+    plan: &Plan,
+    settings: &Settings,
+) -> (Transcript, Result<(), SessionError>) {
+    match conn {
+        Connection::Shell(shell) => {
+            let mut s = CliSession::new(shell, platform, settings);
+            let r = s.run_plan(plan);
+            s.shell.close(Instant::now() + Duration::from_secs(2));
+            (s.transcript, r)
+        }
+        Connection::Exec(exec) => {
+            let mut s = ExecSession {
+                exec,
+                platform,
+                settings,
+                transcript: Transcript::default(),
+            };
+            let r = s.run_plan(plan);
+            (s.transcript, r)
+        }
+    }
+}
+
+/// Strips `\r`, applies backspaces and drops ANSI escape sequences and other control
+/// characters, across chunk boundaries.
+#[derive(Debug, Default)]
+pub struct Cleaner {
+    state: EscState,
+    pending: Vec<u8>,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum EscState {
+    #[default]
+    Text,
+    Esc,
+    Csi,
+    Osc,
+    OscEsc,
+}
+
+impl Cleaner {
+    /// Feeds raw bytes, appending clean text to `out`.
+    pub fn feed(&mut self, bytes: &[u8], out: &mut String) {
+        for &b in bytes {
+            match self.state {
+                EscState::Text => match b {
+                    0x1b => self.state = EscState::Esc,
+                    b'\r' | 0x00 | 0x07 => {}
+                    0x08 => {
+                        self.flush(out);
+                        if !out.ends_with('\n') {
+                            out.pop();
+                        }
+                    }
+                    b'\n' | b'\t' => {
+                        self.flush(out);
+                        out.push(b as char);
+                    }
+                    b if b < 0x20 || b == 0x7f => {}
+                    b => {
+                        self.pending.push(b);
+                        if b < 0x80
+                            || std::str::from_utf8(&self.pending).is_ok()
+                            || self.pending.len() >= 4
+                        {
+                            self.flush(out);
+                        }
+                    }
+                },
+                EscState::Esc => {
+                    self.state = match b {
+                        b'[' => EscState::Csi,
+                        b']' => EscState::Osc,
+                        _ => EscState::Text,
+                    }
+                }
+                EscState::Csi => {
+                    if (0x40..=0x7e).contains(&b) {
+                        self.state = EscState::Text;
+                    }
+                }
+                EscState::Osc => match b {
+                    0x07 => self.state = EscState::Text,
+                    0x1b => self.state = EscState::OscEsc,
+                    _ => {}
+                },
+                EscState::OscEsc => self.state = EscState::Text,
+            }
+        }
+    }
+
+    fn flush(&mut self, out: &mut String) {
+        if !self.pending.is_empty() {
+            out.push_str(&String::from_utf8_lossy(&self.pending));
+            self.pending.clear();
+        }
+    }
+}
+
+struct CliSession<'a> {
+    shell: Box<dyn Shell>,
+    platform: &'a Platform,
+    settings: &'a Settings,
+    /// Host name pinned from the login prompt.
+    host: Option<String>,
+    mode: String,
+    transcript: Transcript,
+}
+
+/// What to wait for after a line.
+struct Wait<'w> {
+    /// The line sent (for echo detection and messages); empty at login.
+    line: &'w str,
+    /// Answer the enable-secret question.
+    secret: bool,
+}
+
+impl<'a> CliSession<'a> {
+    fn new(shell: Box<dyn Shell>, platform: &'a Platform, settings: &'a Settings) -> Self {
+        CliSession {
+            shell,
+            platform,
+            settings,
+            host: None,
+            mode: String::new(),
+            transcript: Transcript::default(),
+        }
+    }
+
+    fn run_plan(&mut self, plan: &Plan) -> Result<(), SessionError> {
+        let p = self.platform;
+        self.wait(&Wait {
+            line: "",
+            secret: false,
+        })?;
+        for line in &p.on_open {
+            self.command(line)?;
+        }
+        self.goto(&p.config_mode)?;
+        let applied = self.configure(plan);
+        if let Err(e) = applied {
+            self.abort();
+            return Err(e);
+        }
+        self.leave_config()?;
+        if self.settings.save {
+            for line in &p.save {
+                self.command(line)?;
+            }
+        }
+        for line in &p.close {
+            // Leaving: no prompt follows the last exit.
+            let _ = self.shell.send(format!("{line}\n").as_bytes());
+            self.record(line, String::new(), Instant::now());
+        }
+        Ok(())
+    }
+
+    fn configure(&mut self, plan: &Plan) -> Result<(), SessionError> {
+        for Line { text, .. } in &plan.lines {
+            self.command(text)?;
+            if !self.in_config() {
+                return Err(SessionError::UnexpectedMode {
+                    line: text.clone(),
+                    expected: "a configuration mode".into(),
+                    actual: self.mode.clone(),
+                });
+            }
+        }
+        for line in &self.platform.commit {
+            self.command(line)?;
+        }
+        Ok(())
+    }
+
+    /// After a failure: discard what the platform can discard, get out of configuration
+    /// mode so the device is left clean. Errors here are secondary and not reported.
+    fn abort(&mut self) {
+        if self.in_config() {
+            for line in &self.platform.abort {
+                if self.command(line).is_err() {
+                    return;
+                }
+            }
+            let _ = self.leave_config();
+        }
+    }
+
+    fn in_config(&self) -> bool {
+        self.platform.mode(&self.mode).is_some_and(|m| m.config)
+    }
+
+    fn leave_config(&mut self) -> Result<(), SessionError> {
+        let target = self.platform.save_mode.clone();
+        self.goto(&target)
+    }
+
+    /// Walks the catalog's transitions from the current mode to `target`.
+    fn goto(&mut self, target: &str) -> Result<(), SessionError> {
+        if self.mode == target {
+            return Ok(());
+        }
+        let path =
+            self.platform
+                .path(&self.mode, target)
+                .ok_or_else(|| SessionError::UnexpectedMode {
+                    line: String::new(),
+                    expected: format!("a way from {} to {target}", self.mode),
+                    actual: self.mode.clone(),
+                })?;
+        for (line, lands, secret) in path {
+            self.send_and_wait(&line, secret)?;
+            if self.mode != lands {
+                return Err(SessionError::UnexpectedMode {
+                    line,
+                    expected: lands,
+                    actual: self.mode.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends a line, waits for the prompt, checks the output for failure indicators.
+    fn command(&mut self, line: &str) -> Result<(), SessionError> {
+        self.send_and_wait(line, false).map(|_| ())
+    }
+
+    fn send_and_wait(&mut self, line: &str, secret: bool) -> Result<String, SessionError> {
+        let started = Instant::now();
+        self.shell.send(format!("{line}\n").as_bytes())?;
+        let output = self.wait(&Wait { line, secret })?;
+        self.record(line, output.clone(), started);
+        if secret && find_indicator(&self.platform.failures, &output).is_some() {
+            return Err(SessionError::SecretRefused);
+        }
+        if let Some(ind) = find_indicator(&self.platform.temporary_failures, &output) {
+            return Err(SessionError::Busy {
+                line: line.to_string(),
+                indicator: ind,
+            });
+        }
+        if let Some(ind) = find_indicator(&self.platform.failures, &output) {
+            return Err(SessionError::Rejected {
+                line: line.to_string(),
+                indicator: ind,
+            });
+        }
+        Ok(output)
+    }
+
+    fn record(&mut self, line: &str, output: String, started: Instant) {
+        self.transcript.commands.push(CommandRecord {
+            input: line.to_string(),
+            output: self.redact(&output),
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        });
+    }
+
+    fn redact(&self, text: &str) -> String {
+        redact(
+            text,
+            self.settings
+                .enable_secret
+                .iter()
+                .chain(&self.settings.secrets),
+        )
+    }
+
+    /// Reads until a prompt (after the echo of `w.line`), answering declared questions.
+    /// Returns the output between echo and prompt; updates the mode and pinned host.
+    fn wait(&mut self, w: &Wait) -> Result<String, SessionError> {
+        let p = self.platform;
+        let now = Instant::now();
+        let deadline = (now + self.settings.command_timeout).min(self.settings.deadline);
+        let awaited = if w.line.is_empty() {
+            "the login prompt".to_string()
+        } else {
+            format!("the prompt after {:?}", w.line)
+        };
+        let mut cleaner = Cleaner::default();
+        let mut text = String::new();
+        // Where output starts (after the echo) and where the next search for questions starts.
+        let mut body_start: Option<usize> = if w.line.is_empty() || !p.echo {
+            Some(0)
+        } else {
+            None
+        };
+        let mut scan_from = 0usize;
+        let mut secret_sent = false;
+        self.transcript.round_trips += 1;
+        loop {
+            if body_start.is_none() {
+                body_start = find_echo(&text, w.line);
+                if let Some(b) = body_start {
+                    scan_from = b;
+                }
+            }
+            if let Some(start) = body_start {
+                let from = scan_from.max(start);
+                let tail_start =
+                    floor_char(&text, text.len().saturating_sub(TAIL_WINDOW).max(from));
+                let tail = &text[tail_start..];
+                if let Some((mode, host, at)) = self.match_prompt(tail) {
+                    if self.host.is_none() {
+                        self.host = host;
+                    }
+                    self.mode = mode;
+                    let out = text[start..tail_start + at].trim_matches('\n').to_string();
+                    return Ok(out);
+                }
+                if let Some(sp) = p.secret_prompt.as_ref().filter(|_| w.secret) {
+                    if sp.matches(tail).is_some() {
+                        if secret_sent {
+                            // Asked again after we answered: the secret was wrong.
+                            return Err(SessionError::SecretRefused);
+                        }
+                        let secret = self.settings.enable_secret.clone().ok_or_else(|| {
+                            SessionError::NoSecret {
+                                line: w.line.to_string(),
+                                device: self.settings.device.clone(),
+                            }
+                        })?;
+                        self.shell.send(format!("{secret}\n").as_bytes())?;
+                        secret_sent = true;
+                        scan_from = text.len();
+                        self.transcript.round_trips += 1;
+                        continue;
+                    }
+                }
+                if let Some(r) = p
+                    .responses
+                    .iter()
+                    .find(|r| r.prompt.matches(tail).is_some())
+                {
+                    let answer = if r.newline {
+                        format!("{}\n", r.answer)
+                    } else {
+                        r.answer.clone()
+                    };
+                    self.shell.send(answer.as_bytes())?;
+                    scan_from = text.len();
+                    self.transcript.round_trips += 1;
+                    continue;
+                }
+            }
+            match self.shell.recv(deadline) {
+                Ok(Chunk::Data(bytes)) => {
+                    cleaner.feed(&bytes, &mut text);
+                    if text.len() > MAX_OUTPUT {
+                        // Keep the tail; positions before the cut are no longer needed
+                        // once the echo has been found.
+                        let cut = floor_char(&text, text.len() - MAX_OUTPUT / 2);
+                        text.drain(..cut);
+                        body_start = body_start.map(|b| b.saturating_sub(cut));
+                        scan_from = scan_from.saturating_sub(cut);
+                    }
+                }
+                Ok(Chunk::Eof) => {
+                    let diag = self.shell.diagnostics();
+                    let mut tail = tail_of(&text, 300);
+                    if !diag.trim().is_empty() {
+                        tail.push_str(&format!(" [stderr: {}]", tail_of(&diag, 300)));
+                    }
+                    return Err(SessionError::Closed {
+                        awaited,
+                        tail: self.redact(&tail),
+                    });
+                }
+                Err(TransportError::Timeout { .. }) => {
+                    return Err(SessionError::Timeout {
+                        awaited,
+                        waited: now.elapsed(),
+                        tail: self.redact(&tail_of(&text, 300)),
+                    })
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// The mode whose prompt ends `tail` (respecting the pinned host), with the host
+    /// capture and where the prompt starts in `tail`.
+    fn match_prompt(&self, tail: &str) -> Option<(String, Option<String>, usize)> {
+        for m in &self.platform.modes {
+            if let Some(caps) = m.prompt.regex.captures(tail) {
+                let host = caps.name("host").map(|h| h.as_str().to_string());
+                if let (Some(pinned), Some(h)) = (&self.host, &host) {
+                    if pinned != h {
+                        continue;
+                    }
+                }
+                let at = caps.get(0).map(|x| x.start()).unwrap_or(tail.len());
+                return Some((m.name.clone(), host, at));
+            }
+        }
+        None
+    }
+}
+
+/// Where the output of `line` starts: just after the line's echo, if it has arrived.
+/// Long lines may come back wrapped or scrolled, so the end of the line is what is sought.
+fn find_echo(text: &str, line: &str) -> Option<usize> {
+    let needle = line.trim_end();
+    let suffix_start = floor_char(needle, needle.len().saturating_sub(40));
+    let suffix = &needle[suffix_start..];
+    let pos = text.find(suffix)?;
+    let end = pos + suffix.len();
+    // The echo is complete at its newline.
+    text[end..].find('\n').map(|nl| end + nl + 1)
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn tail_of(text: &str, n: usize) -> String {
+    text[floor_char(text, text.len().saturating_sub(n))..].to_string()
+}
+
+fn find_indicator(patterns: &[regex::Regex], output: &str) -> Option<String> {
+    for line in output.lines() {
+        if patterns.iter().any(|r| r.is_match(line)) {
+            return Some(line.trim().to_string());
+        }
+    }
+    None
+}
+
+/// Replaces every occurrence of each non-empty secret with [`REDACTED`].
+pub fn redact<'s>(text: &str, secrets: impl Iterator<Item = &'s String>) -> String {
+    let mut out = text.to_string();
+    for s in secrets {
+        if !s.is_empty() {
+            out = out.replace(s.as_str(), REDACTED);
+        }
+    }
+    out
+}
+
+struct ExecSession<'a> {
+    exec: Box<dyn Exec>,
+    platform: &'a Platform,
+    settings: &'a Settings,
+    transcript: Transcript,
+}
+
+impl ExecSession<'_> {
+    fn run_plan(&mut self, plan: &Plan) -> Result<(), SessionError> {
+        let p = self.platform;
+        let fixed = |l: &String| Line {
+            text: l.clone(),
+            argv: Some(l.split_whitespace().map(str::to_string).collect()),
+        };
+        let mut lines: Vec<Line> = plan.lines.clone();
+        lines.extend(p.commit.iter().map(fixed));
+        if let Err(e) = lines.iter().try_for_each(|l| self.run_line(l)) {
+            for l in p.abort.iter().map(fixed) {
+                let _ = self.run_line(&l);
+            }
+            return Err(e);
+        }
+        if self.settings.save {
+            for l in p.save.iter().map(fixed) {
+                self.run_line(&l)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn run_line(&mut self, line: &Line) -> Result<(), SessionError> {
+        let started = Instant::now();
+        let deadline = (started + self.settings.command_timeout).min(self.settings.deadline);
+        let argv = line
+            .argv
+            .clone()
+            .unwrap_or_else(|| line.text.split_whitespace().map(str::to_string).collect());
+        self.transcript.round_trips += 1;
+        let out = self
+            .exec
+            .exec(&argv, &line.text, deadline)
+            .map_err(|e| match e {
+                TransportError::Timeout { waited, .. } => SessionError::Timeout {
+                    awaited: format!("{:?} to finish", line.text),
+                    waited,
+                    tail: String::new(),
+                },
+                other => other.into(),
+            })?;
+        let both = format!("{}{}", out.stdout, out.stderr);
+        let secrets = self
+            .settings
+            .enable_secret
+            .iter()
+            .chain(&self.settings.secrets);
+        let shown = redact(both.trim_end(), secrets);
+        self.transcript.commands.push(CommandRecord {
+            input: line.text.clone(),
+            output: shown.clone(),
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        });
+        if let Some(ind) = find_indicator(&self.platform.temporary_failures, &shown) {
+            return Err(SessionError::Busy {
+                line: line.text.clone(),
+                indicator: ind,
+            });
+        }
+        if out.status != 0 {
+            let why = shown
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            return Err(SessionError::Rejected {
+                line: line.text.clone(),
+                indicator: format!(
+                    "exit status {}{}",
+                    out.status,
+                    if why.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {why}")
+                    }
+                ),
+            });
+        }
+        if let Some(ind) = find_indicator(&self.platform.failures, &shown) {
+            return Err(SessionError::Rejected {
+                line: line.text.clone(),
+                indicator: ind,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+    use std::collections::VecDeque;
+
+    /// A scripted device: for each line received, replies with the next canned answer,
+    /// delivered in `chunk`-byte reads (1 shakes out boundary bugs).
+    struct Replay {
+        banner: Vec<u8>,
+        replies: VecDeque<Vec<u8>>,
+        pending: VecDeque<u8>,
+        chunk: usize,
+        sent: Vec<String>,
+    }
+
+    impl Replay {
+        fn new(banner: &str, replies: &[&str], chunk: usize) -> Replay {
+            Replay {
+                banner: banner.as_bytes().to_vec(),
+                replies: replies.iter().map(|r| r.as_bytes().to_vec()).collect(),
+                pending: banner.as_bytes().iter().copied().collect(),
+                chunk,
+                sent: Vec::new(),
+            }
+        }
+    }
+
+    impl Shell for Replay {
+        fn send(&mut self, data: &[u8]) -> Result<(), TransportError> {
+            let _ = &self.banner;
+            self.sent.push(String::from_utf8_lossy(data).into_owned());
+            if let Some(r) = self.replies.pop_front() {
+                self.pending.extend(r);
+            }
+            Ok(())
+        }
+        fn recv(&mut self, _deadline: Instant) -> Result<Chunk, TransportError> {
+            if self.pending.is_empty() {
+                return Err(TransportError::Timeout {
+                    awaited: "output".into(),
+                    waited: Duration::ZERO,
+                });
+            }
+            let n = self.chunk.min(self.pending.len());
+            Ok(Chunk::Data(self.pending.drain(..n).collect()))
+        }
+        fn close(&mut self, _deadline: Instant) {}
+    }
+
+    fn settings(save: bool, secret: Option<&str>) -> Settings {
+        Settings {
+            device: "leaf1".into(),
+            command_timeout: Duration::from_secs(5),
+            deadline: Instant::now() + Duration::from_secs(30),
+            enable_secret: secret.map(str::to_string),
+            secrets: vec![],
+            save,
+        }
+    }
+
+    fn ios_plan() -> Plan {
+        Plan {
+            lines: ["interface Gi1/0/5", "switchport access vlan 120", "exit"]
+                .iter()
+                .map(|t| Line {
+                    text: t.to_string(),
+                    argv: None,
+                })
+                .collect(),
+            warnings: vec![],
+        }
+    }
+
+    /// An IOS conversation: every reply echoes the line, then output, then the prompt.
+    fn ios_replies() -> Vec<&'static str> {
+        vec![
+            "terminal length 0\r\nleaf1#",
+            "terminal width 511\r\nleaf1#",
+            "configure terminal\r\nEnter configuration commands, one per line.  End with CNTL/Z.\r\nleaf1(config)#",
+            "interface Gi1/0/5\r\nleaf1(config-if)#",
+            "switchport access vlan 120\r\nleaf1(config-if)#",
+            "exit\r\nleaf1(config)#",
+            "end\r\nleaf1#",
+            "copy running-config startup-config\r\nDestination filename [startup-config]? ",
+            "\r\nBuilding configuration...\r\n[OK]\r\nleaf1#",
+            "",
+        ]
+    }
+
+    #[test]
+    fn ios_session_matches_the_dry_run_script_at_every_read_size() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("cisco_ios").unwrap();
+        for chunk in [1, 2, 3, 7, 4096] {
+            let replay = Replay::new("\r\nleaf1#", &ios_replies(), chunk);
+            let (t, r) = run(
+                Connection::Shell(Box::new(replay)),
+                p,
+                &ios_plan(),
+                &settings(true, None),
+            );
+            r.unwrap_or_else(|e| panic!("chunk {chunk}: {e}"));
+            let sent: Vec<String> = t.commands.iter().map(|c| c.input.clone()).collect();
+            let scripted: Vec<String> = script(p, &ios_plan(), true)
+                .into_iter()
+                .map(|(_, l)| l)
+                .collect();
+            assert_eq!(sent, scripted, "chunk {chunk}");
+            // copy + the confirmation answered = 2 waits for one line
+            assert_eq!(
+                t.round_trips as usize,
+                scripted.len() - 1 + 1 + 1,
+                "chunk {chunk}"
+            );
+        }
+    }
+
+    #[test]
+    fn prompt_lookalike_in_output_does_not_end_the_wait() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("cisco_ios").unwrap();
+        let mut replies = ios_replies();
+        // Output that ends in another host's prompt-like text before the real prompt.
+        replies[4] = "switchport access vlan 120\r\nother#\r\nleaf1(config-if)#";
+        let replay = Replay::new("leaf1#", &replies, 1);
+        let (t, r) = run(
+            Connection::Shell(Box::new(replay)),
+            p,
+            &ios_plan(),
+            &settings(true, None),
+        );
+        r.unwrap();
+        assert_eq!(t.commands[4].output, "other#");
+    }
+
+    #[test]
+    fn failure_indicator_stops_and_leaves_config_mode() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("cisco_ios").unwrap();
+        let mut replies = ios_replies();
+        replies[4] = "switchport access vlan 120\r\n                 ^\r\n% Invalid input detected at '^' marker.\r\n\r\nleaf1(config-if)#";
+        replies[5] = "end\r\nleaf1#";
+        let replay = Replay::new("leaf1#", &replies[..6], 1);
+        let (t, r) = run(
+            Connection::Shell(Box::new(replay)),
+            p,
+            &ios_plan(),
+            &settings(true, None),
+        );
+        match r {
+            Err(SessionError::Rejected { line, indicator }) => {
+                assert_eq!(line, "switchport access vlan 120");
+                assert!(indicator.starts_with("% Invalid input"), "{indicator}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let last = t.commands.last().map(|c| c.input.as_str());
+        assert_eq!(last, Some("end"), "left config mode; nothing saved");
+        assert!(!t.commands.iter().any(|c| c.input.starts_with("copy")));
+    }
+
+    #[test]
+    fn enable_secret_is_answered_and_never_shown() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("cisco_ios").unwrap();
+        let mut replies = vec![
+            "terminal length 0\r\nleaf1>",
+            "terminal width 511\r\nleaf1>",
+            "enable\r\nPassword: ",
+            "\r\nleaf1#",
+        ];
+        replies.extend(&ios_replies()[2..]);
+        let replay = Replay::new("leaf1>", &replies, 1);
+        let (t, r) = run(
+            Connection::Shell(Box::new(replay)),
+            p,
+            &ios_plan(),
+            &settings(true, Some("s3cret")),
+        );
+        r.unwrap();
+        assert!(t
+            .commands
+            .iter()
+            .all(|c| !c.input.contains("s3cret") && !c.output.contains("s3cret")));
+        assert!(t.commands.iter().any(|c| c.input == "enable"));
+        let no_secret = Replay::new("leaf1>", &replies, 1);
+        let (_, r) = run(
+            Connection::Shell(Box::new(no_secret)),
+            p,
+            &ios_plan(),
+            &settings(true, None),
+        );
+        assert!(matches!(r, Err(SessionError::NoSecret { .. })), "{r:?}");
+    }
+
+    #[test]
+    fn silence_is_a_timeout_with_the_tail() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("cisco_ios").unwrap();
+        let replay = Replay::new("leaf1#", &["terminal length 0\r\nstuck here"], 4096);
+        let (_, r) = run(
+            Connection::Shell(Box::new(replay)),
+            p,
+            &ios_plan(),
+            &settings(true, None),
+        );
+        match r {
+            Err(SessionError::Timeout { awaited, tail, .. }) => {
+                assert!(awaited.contains("terminal length 0"), "{awaited}");
+                assert!(tail.contains("stuck here"), "{tail}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn junos_two_line_prompt_and_commit() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("juniper").unwrap();
+        let plan = Plan {
+            lines: vec![Line {
+                text: "set vlans v120 vlan-id 120".into(),
+                argv: None,
+            }],
+            warnings: vec![],
+        };
+        let replies = [
+            "set cli screen-length 0 \r\nScreen length set to 0\r\n\r\nadmin@leaf1> ",
+            "set cli screen-width 0 \r\nScreen width set to 0\r\n\r\nadmin@leaf1> ",
+            "configure private \r\nwarning: uncommitted changes will be discarded on exit\r\nEntering configuration mode\r\n\r\n[edit]\r\nadmin@leaf1# ",
+            "set vlans v120 vlan-id 120 \r\n\r\n[edit]\r\nadmin@leaf1# ",
+            "commit \r\ncommit complete\r\n\r\n[edit]\r\nadmin@leaf1# ",
+            "exit configuration-mode \r\nExiting configuration mode\r\n\r\nadmin@leaf1> ",
+            "",
+        ];
+        for chunk in [1, 5, 4096] {
+            let replay = Replay::new(
+                "\r\n--- JUNOS 23.4R1 built 2024\r\nadmin@leaf1> ",
+                &replies,
+                chunk,
+            );
+            let (t, r) = run(
+                Connection::Shell(Box::new(replay)),
+                p,
+                &plan,
+                &settings(false, None),
+            );
+            r.unwrap_or_else(|e| panic!("chunk {chunk}: {e}"));
+            let sent: Vec<String> = t.commands.iter().map(|c| c.input.clone()).collect();
+            let scripted: Vec<String> = script(p, &plan, false)
+                .into_iter()
+                .map(|(_, l)| l)
+                .collect();
+            assert_eq!(sent, scripted);
+        }
+    }
+
+    #[test]
+    fn cleaner_strips_ansi_cr_and_backspaces() {
+        let mut c = Cleaner::default();
+        let mut out = String::new();
+        c.feed(
+            b"ab\x08c\r\n\x1b[31mred\x1b[0m --More--\x08\x08\x08\x08\x08\x08\x08\x08",
+            &mut out,
+        );
+        c.feed(b"\x1b]0;title\x07x", &mut out);
+        assert_eq!(out, "ac\nred x");
+        // An escape sequence split across chunks.
+        let mut out = String::new();
+        c.feed(b"a\x1b[", &mut out);
+        c.feed(b"1mb", &mut out);
+        assert_eq!(out, "ab");
+    }
+
+    #[test]
+    fn redaction() {
+        let s = ["hunter2".to_string()];
+        assert_eq!(redact("pw hunter2 ok", s.iter()), "pw ******** ok");
+    }
+}

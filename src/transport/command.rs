@@ -1,0 +1,315 @@
+//! The `command` transport: a local program stands in for the connection.
+//!
+//! For CLI platforms the program's stdin/stdout is the session (a console-server tool,
+//! `ssh -tt -J bastion switch`, or `mercury-sim` in the lab). For exec platforms each command
+//! runs as `argv + [command line]`, the way `ssh host 'command'` passes it to a remote shell.
+//! No shell is involved locally: argv is executed directly.
+
+use std::io::{Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::{remaining, Chunk, Exec, ExecOutput, Shell, TransportError};
+
+/// Largest stderr kept from a child for diagnostics.
+const MAX_DIAGNOSTICS: usize = 16 * 1024;
+
+/// A child process spoken to over its stdin/stdout.
+pub struct CommandShell {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    rx: Receiver<Option<Vec<u8>>>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    program: String,
+}
+
+fn spawn_error(program: &str, e: std::io::Error) -> TransportError {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        TransportError::Config(format!(
+            "transport command: program {program:?} not found (argv[0])"
+        ))
+    } else {
+        TransportError::Unreachable {
+            stage: format!("spawn {program:?}"),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl CommandShell {
+    /// Starts `argv` with piped stdio.
+    pub fn spawn(argv: &[String]) -> Result<CommandShell, TransportError> {
+        let (program, args) = argv
+            .split_first()
+            .ok_or_else(|| TransportError::Config("transport command: empty argv".into()))?;
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| spawn_error(program, e))?;
+        let stdout = child.stdout.take();
+        let stderr_pipe = child.stderr.take();
+        let (tx, rx) = mpsc::channel();
+        if let Some(mut out) = stdout {
+            thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                loop {
+                    match out.read(&mut buf) {
+                        Ok(0) | Err(_) => {
+                            let _ = tx.send(None);
+                            break;
+                        }
+                        Ok(n) => {
+                            if tx.send(Some(buf[..n].to_vec())).is_err() {
+                                break;
+                            }
+                        }
+                    }
+                }
+            });
+        }
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        if let Some(err) = stderr_pipe {
+            collect_into(err, Arc::clone(&stderr));
+        }
+        Ok(CommandShell {
+            stdin: child.stdin.take(),
+            child,
+            rx,
+            stderr,
+            program: program.clone(),
+        })
+    }
+}
+
+fn collect_into(mut pipe: impl Read + Send + 'static, sink: Arc<Mutex<Vec<u8>>>) {
+    thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = pipe.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            if let Ok(mut s) = sink.lock() {
+                if s.len() < MAX_DIAGNOSTICS {
+                    s.extend_from_slice(&buf[..n]);
+                }
+            }
+        }
+    });
+}
+
+impl Shell for CommandShell {
+    fn send(&mut self, data: &[u8]) -> Result<(), TransportError> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| TransportError::Lost("stdin already closed".into()))?;
+        stdin
+            .write_all(data)
+            .and_then(|_| stdin.flush())
+            .map_err(|e| TransportError::Lost(format!("writing to {}: {e}", self.program)))
+    }
+
+    fn recv(&mut self, deadline: Instant) -> Result<Chunk, TransportError> {
+        match self.rx.recv_timeout(remaining(deadline)) {
+            Ok(Some(data)) => Ok(Chunk::Data(data)),
+            Ok(None) | Err(RecvTimeoutError::Disconnected) => Ok(Chunk::Eof),
+            Err(RecvTimeoutError::Timeout) => Err(TransportError::Timeout {
+                awaited: "output".into(),
+                waited: Duration::ZERO,
+            }),
+        }
+    }
+
+    fn close(&mut self, deadline: Instant) {
+        drop(self.stdin.take());
+        // Give the program until the deadline to exit on EOF, then kill it: a hung child
+        // must never keep the lock held.
+        while Instant::now() < deadline {
+            match self.child.try_wait() {
+                Ok(Some(_)) | Err(_) => return,
+                Ok(None) => {
+                    // Wait for its stdout to close, which is how an exiting child shows up.
+                    match self
+                        .rx
+                        .recv_timeout(remaining(deadline).min(Duration::from_millis(50)))
+                    {
+                        Ok(Some(_)) | Err(RecvTimeoutError::Timeout) => continue,
+                        Ok(None) | Err(RecvTimeoutError::Disconnected) => {
+                            let _ = self.child.wait();
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    fn diagnostics(&self) -> String {
+        self.stderr
+            .lock()
+            .map(|s| String::from_utf8_lossy(&s).into_owned())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for CommandShell {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Runs each command as `argv + [line]`.
+pub struct CommandExec {
+    base: Vec<String>,
+}
+
+impl CommandExec {
+    /// A runner for the configured argv.
+    pub fn new(base: Vec<String>) -> CommandExec {
+        CommandExec { base }
+    }
+}
+
+impl Exec for CommandExec {
+    fn exec(
+        &mut self,
+        _argv: &[String],
+        line: &str,
+        deadline: Instant,
+    ) -> Result<ExecOutput, TransportError> {
+        let mut argv = self.base.clone();
+        argv.push(line.to_string());
+        run_process(&argv, deadline)
+    }
+}
+
+/// Runs a program to completion (or kills it at the deadline), capturing its output.
+pub fn run_process(argv: &[String], deadline: Instant) -> Result<ExecOutput, TransportError> {
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| TransportError::Config("empty command".into()))?;
+    let started = Instant::now();
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| spawn_error(program, e))?;
+    let (tx, rx) = mpsc::channel::<(bool, Vec<u8>)>();
+    for (is_out, pipe) in [
+        (
+            true,
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        ),
+        (
+            false,
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        ),
+    ] {
+        if let Some(mut p) = pipe {
+            let tx = tx.clone();
+            thread::spawn(move || {
+                let mut buf = Vec::new();
+                let _ = p.read_to_end(&mut buf);
+                let _ = tx.send((is_out, buf));
+            });
+        }
+    }
+    drop(tx);
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    for _ in 0..2 {
+        match rx.recv_timeout(remaining(deadline)) {
+            Ok((true, b)) => stdout = b,
+            Ok((false, b)) => stderr = b,
+            Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(TransportError::Timeout {
+                    awaited: format!("{program} to finish"),
+                    waited: started.elapsed(),
+                });
+            }
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| TransportError::Lost(format!("waiting for {program}: {e}")))?;
+    Ok(ExecOutput {
+        status: status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn exec_captures_status_and_output() {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let out = run_process(
+            &argv(&["sh", "-c", "echo out; echo err >&2; exit 3"]),
+            deadline,
+        )
+        .unwrap();
+        assert_eq!(
+            (out.status, out.stdout.as_str(), out.stderr.as_str()),
+            (3, "out\n", "err\n")
+        );
+    }
+
+    #[test]
+    fn exec_deadline_kills() {
+        let deadline = Instant::now() + Duration::from_millis(200);
+        let e = run_process(&argv(&["sleep", "5"]), deadline).unwrap_err();
+        assert!(matches!(e, TransportError::Timeout { .. }), "{e}");
+    }
+
+    #[test]
+    fn missing_program_is_a_config_error() {
+        let e = CommandShell::spawn(&argv(&["/nonexistent/mercury-test"]))
+            .err()
+            .unwrap();
+        assert!(matches!(e, TransportError::Config(_)), "{e}");
+    }
+
+    #[test]
+    fn shell_round_trip_through_cat() {
+        let mut s = CommandShell::spawn(&argv(&["cat"])).unwrap();
+        s.send(b"hello\n").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut got = Vec::new();
+        while !got.ends_with(b"\n") {
+            match s.recv(deadline).unwrap() {
+                Chunk::Data(d) => got.extend(d),
+                Chunk::Eof => break,
+            }
+        }
+        assert_eq!(got, b"hello\n");
+        s.close(Instant::now() + Duration::from_secs(2));
+    }
+}

@@ -1,0 +1,132 @@
+//! Transports: how bytes reach a device. Three kinds behind two small traits:
+//! [`Shell`] (an interactive byte stream, for CLI platforms) and [`Exec`] (one command, exit
+//! status and output, for exec platforms).
+//!
+//! This layer moves bytes and reports *how* a connection failed (which stage, what was
+//! awaited). It never interprets output: prompts, modes and failure indicators belong to
+//! `session`.
+
+pub mod command;
+pub mod local;
+pub mod ssh;
+
+use std::time::{Duration, Instant};
+
+use crate::config::{Device, TransportKind};
+
+/// A transport failure, with the stage that failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    /// Could not reach the device (TCP refused or timed out, name resolution, handshake).
+    #[error("{stage}: {message}")]
+    Unreachable {
+        /// Which stage (`TCP connect to 192.0.2.1:22`, `SSH handshake`, `spawn`).
+        stage: String,
+        /// What happened.
+        message: String,
+    },
+    /// Authentication or host-key verification failed.
+    #[error("{stage}: {message}")]
+    Denied {
+        /// `host key` or `authentication`.
+        stage: String,
+        /// What happened (fingerprints, methods tried).
+        message: String,
+    },
+    /// Nothing arrived before the deadline.
+    #[error("timed out after {:.1}s waiting for {awaited}", waited.as_secs_f64())]
+    Timeout {
+        /// What was awaited.
+        awaited: String,
+        /// How long.
+        waited: Duration,
+    },
+    /// The connection closed or broke mid-session.
+    #[error("connection lost: {0}")]
+    Lost(String),
+    /// The transport is misconfigured (missing program, unsupported combination).
+    #[error("{0}")]
+    Config(String),
+}
+
+/// What one read produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Chunk {
+    /// Bytes from the device.
+    Data(Vec<u8>),
+    /// The device closed the stream.
+    Eof,
+}
+
+/// An interactive byte stream (PTY shell over SSH, a child's stdin/stdout).
+pub trait Shell {
+    /// Sends bytes.
+    fn send(&mut self, data: &[u8]) -> Result<(), TransportError>;
+    /// Waits for the next bytes until `deadline` (`Err(Timeout)` when it passes).
+    fn recv(&mut self, deadline: Instant) -> Result<Chunk, TransportError>;
+    /// Closes the stream, waiting at most until `deadline` for the far end to finish.
+    fn close(&mut self, deadline: Instant);
+    /// Diagnostics the far end wrote outside the stream (a child's stderr), if any.
+    fn diagnostics(&self) -> String {
+        String::new()
+    }
+}
+
+/// The result of one executed command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecOutput {
+    /// Exit status (`-1` when killed by a signal).
+    pub status: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// Runs one command per call.
+pub trait Exec {
+    /// Runs `argv` (local) or `line` (its shell-quoted form, for a remote shell) until
+    /// `deadline`.
+    fn exec(
+        &mut self,
+        argv: &[String],
+        line: &str,
+        deadline: Instant,
+    ) -> Result<ExecOutput, TransportError>;
+}
+
+/// An open connection of either kind.
+pub enum Connection {
+    /// For CLI platforms.
+    Shell(Box<dyn Shell>),
+    /// For exec platforms.
+    Exec(Box<dyn Exec>),
+}
+
+/// Opens the device's transport for the platform kind.
+pub fn open(
+    device: &Device,
+    kind: crate::catalog::Kind,
+    deadline: Instant,
+) -> Result<Connection, TransportError> {
+    use crate::catalog::Kind;
+    match (&device.transport, kind) {
+        (TransportKind::Command { argv }, Kind::Cli) => Ok(Connection::Shell(Box::new(
+            command::CommandShell::spawn(argv)?,
+        ))),
+        (TransportKind::Command { argv }, Kind::Exec) => Ok(Connection::Exec(Box::new(
+            command::CommandExec::new(argv.clone()),
+        ))),
+        (TransportKind::Local, Kind::Exec) => Ok(Connection::Exec(Box::new(local::LocalExec))),
+        (TransportKind::Local, Kind::Cli) => Err(TransportError::Config(format!(
+            "devices.{}: transport local runs commands only; platform {} needs an interactive CLI",
+            device.name, device.platform
+        ))),
+        (TransportKind::Ssh, kind) => ssh::open(device, kind, deadline),
+    }
+}
+
+/// Time left until `deadline`, zero if passed.
+pub fn remaining(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now())
+}
