@@ -1,0 +1,1826 @@
+//! The IOS-like family: Cisco IOS / NX-OS / SG300, Arista EOS, Dell OS10 /
+//! OS9 (Force10) / PowerConnect, Ruijie, Brocade FastIron, Mellanox Onyx,
+//! Supermicro SMIS, Aruba AOS-CX. One engine (user / privileged / config /
+//! interface / vlan modes, enable, paging, save with confirmations), with the
+//! differences — prompts, interface names, keywords, error strings — per
+//! platform in small `match`es.
+
+use crate::cli::{unmodelled, Cli, Env, Flow, Out};
+use crate::grammar::{Args, Grammar, IfNaming, Verdict};
+use crate::model::{vlan_ranges, Config, DeviceState, L2};
+use crate::platform::Platform::{self, *};
+
+#[derive(Debug, Clone, PartialEq)]
+enum Mode {
+    User,
+    Priv,
+    Config,
+    If(Vec<String>),
+    Vlan(Vec<u16>),
+    VlanDb,
+    /// `interface vlan N` (Dell OS10 / OS9).
+    VlanIf(u16),
+    /// A valid but unmodelled sub-mode (router bgp, line vty, ...): prompt suffix.
+    Other(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Ask {
+    EnablePassword(u8),
+    CopyDest,
+    Confirm(&'static str),
+}
+
+/// One IOS-like CLI session.
+pub struct Ios {
+    p: Platform,
+    host: String,
+    mode: Mode,
+    ask: Option<Ask>,
+    secret: Option<String>,
+    faults: crate::faults::Faults,
+    paging: bool,
+    naming: IfNaming,
+    exec_g: Grammar,
+    conf_g: Grammar,
+    if_g: Grammar,
+    vlan_g: Grammar,
+    vlanif_g: Grammar,
+    other_g: Grammar,
+}
+
+fn naming(p: Platform) -> IfNaming {
+    let (types, sep, bare): (Vec<&'static str>, &'static str, bool) = match p {
+        CiscoIos => (
+            vec![
+                "GigabitEthernet",
+                "TenGigabitEthernet",
+                "FastEthernet",
+                "TwentyFiveGigE",
+                "FortyGigabitEthernet",
+                "HundredGigE",
+                "Port-channel",
+                "Vlan",
+                "Loopback",
+            ],
+            "",
+            false,
+        ),
+        CiscoS300 => (
+            vec!["GigabitEthernet", "TenGigabitEthernet", "Port-channel", "vlan"],
+            "",
+            false,
+        ),
+        CiscoNxos => (
+            vec!["Ethernet", "port-channel", "Vlan", "loopback", "mgmt", "nve"],
+            "",
+            false,
+        ),
+        AristaEos => (
+            vec!["Ethernet", "Port-Channel", "Vlan", "Loopback", "Management", "Vxlan"],
+            "",
+            false,
+        ),
+        DellOs10 => (
+            vec!["ethernet", "port-channel", "vlan", "loopback", "mgmt"],
+            "",
+            false,
+        ),
+        DellForce10 => (
+            vec![
+                "TenGigabitEthernet",
+                "GigabitEthernet",
+                "fortyGigE",
+                "Port-channel",
+                "Vlan",
+                "Loopback",
+                "ManagementEthernet",
+            ],
+            "",
+            false,
+        ),
+        DellPowerconnect => (
+            vec!["Gi", "Te", "Po", "vlan"],
+            "",
+            false,
+        ),
+        Ruijie => (
+            vec![
+                "GigabitEthernet",
+                "TenGigabitEthernet",
+                "AggregatePort",
+                "VLAN",
+                "Loopback",
+            ],
+            "",
+            false,
+        ),
+        BrocadeFastiron => (vec!["ethernet", "ve", "loopback", "lag"], "", false),
+        MellanoxMlnxos => (vec!["Eth", "Po", "vlan", "mlag-port-channel"], "", true),
+        SupermicroSmis => (vec!["Gi", "Ex", "port-channel", "vlan"], "", false),
+        _ => (vec!["1/", "lag", "vlan", "loopback", "mgmt"], "", true),
+    };
+    IfNaming {
+        types,
+        sep,
+        bare_numbers: bare,
+    }
+}
+
+/// Canonical LAG name prefix.
+fn lag_prefix(p: Platform) -> &'static str {
+    match p {
+        CiscoNxos | DellOs10 | SupermicroSmis => "port-channel",
+        AristaEos => "Port-Channel",
+        DellPowerconnect | MellanoxMlnxos => "Po",
+        Ruijie => "AggregatePort",
+        ArubaAoscx | BrocadeFastiron => "lag",
+        _ => "Port-channel",
+    }
+}
+
+fn has_user_mode(p: Platform) -> bool {
+    !matches!(p, CiscoNxos | DellOs10 | ArubaAoscx)
+}
+
+impl Ios {
+    /// A session in the login mode.
+    pub fn new(env: &Env) -> Ios {
+        let p = env.platform;
+        let mode = if env.enable_secret.is_some() && has_user_mode(p) {
+            Mode::User
+        } else {
+            Mode::Priv
+        };
+        let abbrev = true;
+        Ios {
+            p,
+            host: env.hostname.clone(),
+            mode,
+            ask: None,
+            secret: env.enable_secret.clone(),
+            faults: env.faults.clone(),
+            paging: true,
+            naming: naming(p),
+            exec_g: exec_grammar(p, abbrev),
+            conf_g: conf_grammar(p, abbrev),
+            if_g: if_grammar(p, abbrev),
+            vlan_g: vlan_grammar(p, abbrev),
+            vlanif_g: vlanif_grammar(p, abbrev),
+            other_g: Grammar::new(
+                abbrev,
+                &[
+                    ("exit", "exit"),
+                    ("end", "end"),
+                    ("do <rest>", "do"),
+                    ("no <rest>", "other"),
+                    ("<rest>", "other"),
+                ],
+            ),
+        }
+    }
+
+    fn canon_if(&self, typed: &str) -> Option<String> {
+        let c = self.naming.canon(typed)?;
+        // Aruba "1/1/5" canonicalises through the bare-number rule to "1/1/1/5"; undo.
+        Some(match self.p {
+            ArubaAoscx => c.strip_prefix("1/").map(str::to_string).unwrap_or(c),
+            _ => c,
+        })
+    }
+
+    fn is_lag_name(&self, name: &str) -> bool {
+        name.starts_with(lag_prefix(self.p))
+    }
+
+    fn mode_suffix(&self) -> String {
+        let p = self.p;
+        match &self.mode {
+            Mode::User | Mode::Priv => String::new(),
+            Mode::Config => match p {
+                DellForce10 => "(conf)".into(),
+                MellanoxMlnxos => " (config)".into(),
+                _ => "(config)".into(),
+            },
+            Mode::If(names) => {
+                let n = names.first().cloned().unwrap_or_default();
+                let range = names.len() > 1;
+                match p {
+                    AristaEos => {
+                        let short = n
+                            .replace("Ethernet", "Et")
+                            .replace("Port-Channel", "Po");
+                        format!("(config-if-{short})")
+                    }
+                    DellOs10 => {
+                        let short = n
+                            .replace("ethernet", "eth")
+                            .replace("port-channel", "po");
+                        if range {
+                            "(conf-range-eth)".into()
+                        } else {
+                            format!("(conf-if-{short})")
+                        }
+                    }
+                    DellForce10 => {
+                        let short = n
+                            .replace("TenGigabitEthernet", "te-")
+                            .replace("GigabitEthernet", "gi-")
+                            .replace("Port-channel", "po-");
+                        format!("(conf-if-{short})")
+                    }
+                    DellPowerconnect => format!("(config-if-{n})"),
+                    Ruijie => format!("(config-if-{})", n.replacen("Ethernet", "Ethernet ", 1)),
+                    BrocadeFastiron => format!("(config-if-e10000-{})", n.trim_start_matches("ethernet")),
+                    MellanoxMlnxos => format!(
+                        " (config interface ethernet {})",
+                        n.trim_start_matches("Eth")
+                    ),
+                    ArubaAoscx if self.is_lag_name(&n) => "(config-lag-if)".into(),
+                    _ if range => "(config-if-range)".into(),
+                    _ => "(config-if)".into(),
+                }
+            }
+            Mode::Vlan(v) => {
+                let id = v.first().copied().unwrap_or(1);
+                match p {
+                    AristaEos | ArubaAoscx => format!("(config-vlan-{id})"),
+                    BrocadeFastiron => format!("(config-vlan-{id})"),
+                    MellanoxMlnxos => format!(" (config vlan {id})"),
+                    _ => "(config-vlan)".into(),
+                }
+            }
+            Mode::VlanDb => "(config-vlan)".into(),
+            Mode::VlanIf(id) => match p {
+                DellOs10 => format!("(conf-if-vl-{id})"),
+                _ => format!("(conf-if-vl-{id})"),
+            },
+            Mode::Other(s) => format!("({s})"),
+        }
+    }
+
+    fn prompt_text(&self) -> String {
+        let host = match self.p {
+            BrocadeFastiron => format!("SSH@{}", self.host),
+            MellanoxMlnxos => format!("{} [standalone: master]", self.host),
+            _ => self.host.clone(),
+        };
+        let sep = if self.p == MellanoxMlnxos { " " } else { "" };
+        let mark = if self.mode == Mode::User { ">" } else { "#" };
+        let tail = if matches!(self.p, MellanoxMlnxos | DellOs10) {
+            " "
+        } else {
+            ""
+        };
+        format!("{host}{}{sep}{mark}{tail}", self.mode_suffix())
+    }
+
+    fn mode_name_str(&self) -> String {
+        match &self.mode {
+            Mode::User => "user".into(),
+            Mode::Priv => "privileged".into(),
+            Mode::Config => "config".into(),
+            Mode::If(_) => "config-if".into(),
+            Mode::Vlan(_) | Mode::VlanDb => "config-vlan".into(),
+            Mode::VlanIf(_) => "config-if-vlan".into(),
+            Mode::Other(s) => s.clone(),
+        }
+    }
+
+    // ---- error markers -------------------------------------------------
+
+    fn invalid(&self, line: &str, at: usize, out: &mut Out) {
+        let caret_col = self.prompt_text().chars().count() + line[..at.min(line.len())].chars().count();
+        let caret = format!("{}^", " ".repeat(caret_col));
+        let tok: String = line[at.min(line.len())..]
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        match self.p {
+            CiscoNxos => {
+                out.line(caret);
+                out.fail("% Invalid command at '^' marker.");
+            }
+            AristaEos => {
+                let idx = line[..at.min(line.len())].split_whitespace().count();
+                out.fail(format!("% Invalid input (at token {idx}: '{tok}')"));
+            }
+            DellOs10 => out.fail("% Error: Unrecognized command."),
+            DellForce10 => {
+                out.line(caret);
+                out.fail("% Error: Invalid input at \"^\" marker.");
+            }
+            CiscoS300 => {
+                out.line(caret);
+                out.fail("% Unrecognized command");
+            }
+            BrocadeFastiron => {
+                out.fail(format!("Invalid input -> {}", line[at.min(line.len())..].trim()));
+                out.line("Type ? for a list");
+            }
+            MellanoxMlnxos => {
+                out.fail(format!("% Unrecognized command \"{tok}\"."));
+                out.line("Type \"?\" for help.");
+            }
+            ArubaAoscx => out.fail(format!("Invalid input: {tok}")),
+            SupermicroSmis => out.fail("% Invalid Command"),
+            _ => {
+                out.line(caret);
+                out.fail("% Invalid input detected at '^' marker.");
+            }
+        }
+    }
+
+    fn incomplete(&self, out: &mut Out) {
+        out.fail(match self.p {
+            CiscoNxos => "% Incomplete command at '^' marker.",
+            AristaEos | MellanoxMlnxos => "% Incomplete command",
+            DellOs10 | DellForce10 => "% Error: Incomplete command.",
+            ArubaAoscx => "% Command incomplete.",
+            BrocadeFastiron => "Incomplete command.",
+            CiscoS300 => "% missing mandatory parameter",
+            SupermicroSmis => "% Incomplete Command",
+            _ => "% Incomplete command.",
+        });
+    }
+
+    fn ambiguous(&self, line: &str, out: &mut Out) {
+        match self.p {
+            CiscoNxos => out.fail("% Ambiguous command at '^' marker."),
+            AristaEos => out.fail("% Ambiguous command"),
+            DellOs10 | DellForce10 => out.fail("% Error: Ambiguous command."),
+            _ => out.fail(format!("% Ambiguous command:  \"{}\"", line.trim())),
+        }
+    }
+
+    fn no_such_if(&self, line: &str, typed: &str, out: &mut Out) {
+        match self.p {
+            DellOs10 => out.fail(format!("% Error: Interface {typed} does not exist.")),
+            DellForce10 => out.fail(format!("% Error: No such interface {typed}.")),
+            CiscoNxos => out.fail("% Invalid interface format"),
+            AristaEos => out.fail(format!("% Interface {typed} does not exist")),
+            ArubaAoscx => out.fail(format!("Invalid input: {typed}")),
+            DellPowerconnect => out.fail("% Interface does not exist"),
+            _ => {
+                let at = line.find(typed.split_whitespace().next().unwrap_or(typed)).unwrap_or(0);
+                self.invalid(line, at, out)
+            }
+        }
+    }
+
+    fn pager_prompt(&self) -> &'static str {
+        match self.p {
+            CiscoNxos | SupermicroSmis => "--More--",
+            DellOs10 => "--more--",
+            DellPowerconnect => "--More-- or (q)uit",
+            CiscoS300 => "More: <space>,  Quit: q or CTRL+Z, One line: <return> ",
+            BrocadeFastiron => "--More--, next page: Space, next line: Return key, quit: Control-c",
+            ArubaAoscx => "-- MORE --, next page: Space, next line: Enter, quit: q",
+            MellanoxMlnxos => "lines 1-24 ",
+            _ => " --More-- ",
+        }
+    }
+
+    // ---- dispatch --------------------------------------------------------
+
+    fn run_exec(&mut self, line: &str, st: &mut DeviceState, out: &mut Out) -> Flow {
+        let v = self.exec_g.parse(line, &self.naming);
+        let (act, a) = match v {
+            Verdict::Ok(act, a) => (act, a),
+            Verdict::Invalid(at) => {
+                self.invalid(line, at, out);
+                return Flow::Continue;
+            }
+            Verdict::Incomplete => {
+                self.incomplete(out);
+                return Flow::Continue;
+            }
+            Verdict::Ambiguous(_) => {
+                self.ambiguous(line, out);
+                return Flow::Continue;
+            }
+        };
+        let user = self.mode == Mode::User;
+        match act {
+            "exit" => return Flow::Exit(0),
+            "enable" => {
+                if !user {
+                    return Flow::Continue;
+                }
+                match &self.secret {
+                    Some(_) => self.ask = Some(Ask::EnablePassword(1)),
+                    None => self.mode = Mode::Priv,
+                }
+            }
+            "disable" => {
+                if has_user_mode(self.p) {
+                    self.mode = Mode::User;
+                }
+            }
+            "conf" => {
+                if user {
+                    self.invalid(line, 0, out);
+                    return Flow::Continue;
+                }
+                if matches!(self.p, CiscoIos | CiscoNxos | Ruijie | CiscoS300) {
+                    out.line("Enter configuration commands, one per line.  End with CNTL/Z.");
+                }
+                self.mode = Mode::Config;
+            }
+            "paging-off" => self.paging = false,
+            "paging-len" => self.paging = a.num(0) == 0,
+            "paging-on" => self.paging = true,
+            "noop" => {}
+            "save" => {
+                if user {
+                    self.invalid(line, 0, out);
+                    return Flow::Continue;
+                }
+                self.save_start(st, out);
+            }
+            "copy-save" => {
+                if user {
+                    self.invalid(line, 0, out);
+                    return Flow::Continue;
+                }
+                match self.p {
+                    CiscoIos | Ruijie => self.ask = Some(Ask::CopyDest),
+                    _ => self.save_start(st, out),
+                }
+            }
+            "show" => self.show(line, &a, st, out),
+            "unmodelled" => unmodelled(st, &self.mode_name_str(), line),
+            _ => unmodelled(st, &self.mode_name_str(), line),
+        }
+        Flow::Continue
+    }
+
+    /// Begin a save: ask where the vendor asks, else save now.
+    fn save_start(&mut self, st: &mut DeviceState, out: &mut Out) {
+        match self.p {
+            DellPowerconnect => {
+                out.line("This operation may take a few minutes.");
+                out.line("Management interfaces will not be available during this time.");
+                out.line("");
+                self.ask = Some(Ask::Confirm("Are you sure you want to save? (y/n) "));
+            }
+            CiscoS300 => {
+                self.ask = Some(Ask::Confirm(
+                    "Overwrite file [startup-config].... (Y/N)[N] ?",
+                ))
+            }
+            DellForce10 => {
+                out.line("File with same name already exist.");
+                self.ask = Some(Ask::Confirm("Proceed to copy the file [confirm yes/no]: "));
+            }
+            _ => self.save_now(st, out),
+        }
+    }
+
+    fn save_now(&mut self, st: &mut DeviceState, out: &mut Out) {
+        if self.faults.db_locked {
+            out.fail(match self.p {
+                DellPowerconnect => "Configuration Database locked by another application - try later",
+                DellOs10 | DellForce10 => "% Error: Configuration database is locked by another session.",
+                _ => "% Configuration is locked by another session (config lock held). Try later.",
+            });
+            return;
+        }
+        if self.faults.commit_fail {
+            out.fail(match self.p {
+                DellOs10 | DellForce10 => "% Error: Failed to save the configuration.",
+                _ => "%Error opening nvram:/startup-config (Device or resource busy)",
+            });
+            return;
+        }
+        st.saved = st.running.clone();
+        match self.p {
+            CiscoIos | Ruijie => {
+                out.line("Building configuration...");
+                out.line("[OK]");
+            }
+            CiscoNxos => {
+                out.line("[########################################] 100%");
+                out.line("Copy complete, now saving to disk (please wait)...");
+                out.line("Copy complete.");
+            }
+            AristaEos => out.line("Copy completed successfully."),
+            DellForce10 => {
+                out.line("!");
+                out.line("5530 bytes successfully copied");
+            }
+            DellPowerconnect => {
+                out.line("");
+                out.line("Configuration Saved!");
+            }
+            CiscoS300 => out.line("Copy succeeded"),
+            BrocadeFastiron => {
+                out.line("Flash Memory Write (8192 bytes per dot) .");
+                out.line("Write startup-config done.");
+            }
+            SupermicroSmis => {
+                out.line("Building configuration, Please wait. May take a few minutes ...");
+                out.line("[OK]");
+            }
+            ArubaAoscx => out.line("Copying configuration: [Success]"),
+            _ => {}
+        }
+    }
+
+    fn answer(&mut self, ask: Ask, line: &str, st: &mut DeviceState, out: &mut Out) {
+        match ask {
+            Ask::EnablePassword(n) => {
+                if Some(line) == self.secret.as_deref() {
+                    self.mode = Mode::Priv;
+                } else if n < 3 && self.p == CiscoIos {
+                    self.ask = Some(Ask::EnablePassword(n + 1));
+                } else {
+                    out.fail(match self.p {
+                        CiscoIos | Ruijie => "% Bad secrets",
+                        _ => "% Access denied",
+                    });
+                }
+            }
+            Ask::CopyDest => {
+                let l = line.trim();
+                if l.is_empty() || l == "startup-config" {
+                    self.save_now(st, out);
+                } else {
+                    out.fail(format!("%Error opening flash:{l} (Permission denied)"));
+                }
+            }
+            Ask::Confirm(_) => {
+                let l = line.trim().to_ascii_lowercase();
+                if l == "y" || l == "yes" {
+                    self.save_now(st, out);
+                } else {
+                    out.line("Copy operation aborted.");
+                }
+            }
+        }
+    }
+
+    fn show(&mut self, line: &str, a: &[crate::grammar::Arg], st: &mut DeviceState, out: &mut Out) {
+        let toks: Vec<String> = line.split_whitespace().map(str::to_ascii_lowercase).collect();
+        let what = toks.get(1).cloned().unwrap_or_default();
+        let _ = a;
+        if "running-config".starts_with(&what) || "startup-config".starts_with(&what) || what == "running-configuration" || what == "startup-configuration" {
+            let cfg = if what.starts_with('s') { &st.saved } else { &st.running };
+            // `show running-config interface X`
+            if toks.len() >= 4 && "interface".starts_with(toks[2].as_str()) {
+                let typed = toks[3..].join("");
+                let Some(name) = self.canon_if(&typed).filter(|n| cfg.has_if(n)) else {
+                    self.no_such_if(line, &toks[3], out);
+                    return;
+                };
+                out.line("Building configuration...");
+                out.line("");
+                let body = self.render_if(cfg, &name);
+                out.line(format!("Current configuration : {} bytes", body.len() + 20));
+                out.line("!");
+                out.raw(body);
+                out.line("end");
+                return;
+            }
+            out.line("Building configuration...");
+            out.line("");
+            out.line("Current configuration : 4096 bytes");
+            out.line("!");
+            out.line(format!("hostname {}", self.host));
+            out.line("!");
+            for id in cfg.vlan_ids() {
+                out.line(format!("vlan {id}"));
+                let n = &cfg.vlans[&id.to_string()].name;
+                if !n.is_empty() {
+                    out.line(format!(" name {n}"));
+                }
+                out.line("!");
+            }
+            let mut names: Vec<&String> = cfg.lags.keys().chain(cfg.ports.keys()).collect();
+            names.dedup();
+            for n in names {
+                out.raw(self.render_if(cfg, n));
+                out.line("!");
+            }
+            out.line("end");
+        } else if what.starts_with("vl") {
+            self.show_vlan(&st.running, out);
+        } else if what.starts_with("int") && toks.len() >= 3 && toks.last().map(String::as_str) == Some("switchport") {
+            let typed = toks[2..toks.len() - 1].join("");
+            let Some(name) = self.canon_if(&typed).filter(|n| st.running.has_if(n)) else {
+                self.no_such_if(line, &toks[2], out);
+                return;
+            };
+            let mut cfg = st.running.clone();
+            if let Some(l2) = cfg.l2(&name) {
+                out.line(format!("Name: {name}"));
+                out.line("Switchport: Enabled");
+                out.line(format!(
+                    "Administrative Mode: {}",
+                    match l2.mode.as_deref() {
+                        Some("trunk") => "trunk",
+                        Some("access") => "static access",
+                        Some(m) => m,
+                        None => "dynamic auto",
+                    }
+                ));
+                out.line(format!(
+                    "Access Mode VLAN: {}",
+                    l2.access_vlan.map_or("1 (default)".to_string(), |v| v.to_string())
+                ));
+                out.line(format!(
+                    "Trunking Native Mode VLAN: {}",
+                    l2.native_vlan.map_or("1 (default)".to_string(), |v| v.to_string())
+                ));
+                out.line(format!(
+                    "Trunking VLANs Enabled: {}",
+                    if l2.allowed.is_empty() {
+                        "NONE".to_string()
+                    } else {
+                        vlan_ranges(l2.allowed, ",", "-")
+                    }
+                ));
+            }
+        } else if what.starts_with("int") {
+            out.line("Port      Name               Status       Vlan       Duplex  Speed Type");
+            for (n, p) in &st.running.ports {
+                let vlan = match p.mode.as_deref() {
+                    Some("trunk") => "trunk".to_string(),
+                    _ => p.access_vlan.unwrap_or(1).to_string(),
+                };
+                out.line(format!(
+                    "{:<9} {:<18} {:<12} {:<10} {:>6} {:>5} {}",
+                    n,
+                    p.description.chars().take(18).collect::<String>(),
+                    if p.admin_up { "connected" } else { "disabled" },
+                    vlan,
+                    "a-full",
+                    "a-1000",
+                    "10/100/1000BaseTX"
+                ));
+            }
+        } else if what.starts_with("ver") {
+            out.line(format!("{} software, simulated by mercury-sim", self.p.name()));
+            out.line(format!("{} uptime is 1 day, 2 hours, 3 minutes", self.host));
+        } else {
+            // Valid but unmodelled show: prints nothing.
+            unmodelled(st, &self.mode_name_str(), line);
+        }
+    }
+
+    fn show_vlan(&self, cfg: &Config, out: &mut Out) {
+        out.line("");
+        out.line("VLAN Name                             Status    Ports");
+        out.line("---- -------------------------------- --------- -------------------------------");
+        for id in cfg.vlan_ids() {
+            let name = &cfg.vlans[&id.to_string()].name;
+            let name = if name.is_empty() {
+                format!("VLAN{id:04}")
+            } else {
+                name.clone()
+            };
+            let ports: Vec<String> = cfg
+                .ports
+                .iter()
+                .filter(|(_, p)| {
+                    p.mode.as_deref() != Some("trunk")
+                        && (p.access_vlan == Some(id) || (p.access_vlan.is_none() && id == 1))
+                })
+                .map(|(n, _)| short_if(n))
+                .collect();
+            let mut chunks = ports.chunks(4);
+            let first = chunks.next().map(|c| c.join(", ")).unwrap_or_default();
+            out.line(format!("{id:<4} {name:<32} active    {first}"));
+            for c in chunks {
+                out.line(format!("{:<48}{}", "", c.join(", ")));
+            }
+        }
+    }
+
+    fn render_if(&self, cfg: &Config, name: &str) -> String {
+        let mut s = String::new();
+        let mut c = cfg.clone();
+        let lag = cfg.ports.get(name).and_then(|p| p.lag.clone());
+        let Some(l2) = c.l2(name) else {
+            return s;
+        };
+        s.push_str(&format!("interface {name}\n"));
+        if !l2.description.is_empty() {
+            s.push_str(&format!(" description {}\n", l2.description));
+        }
+        if let Some(m) = l2.mtu {
+            s.push_str(&format!(" mtu {m}\n"));
+        }
+        if self.p == ArubaAoscx {
+            if l2.mode.is_some() {
+                s.push_str(" no routing\n");
+            }
+            if let Some(v) = l2.access_vlan {
+                s.push_str(&format!(" vlan access {v}\n"));
+            }
+            if let Some(v) = l2.native_vlan {
+                s.push_str(&format!(" vlan trunk native {v}\n"));
+            }
+            if !l2.allowed.is_empty() {
+                s.push_str(&format!(" vlan trunk allowed {}\n", vlan_ranges(l2.allowed, ",", "-")));
+            }
+        } else {
+            if let Some(v) = l2.access_vlan {
+                s.push_str(&format!(" switchport access vlan {v}\n"));
+            }
+            if let Some(v) = l2.native_vlan {
+                s.push_str(&format!(" switchport trunk native vlan {v}\n"));
+            }
+            if !l2.allowed.is_empty() {
+                s.push_str(&format!(
+                    " switchport trunk allowed vlan {}\n",
+                    vlan_ranges(l2.allowed, ",", "-")
+                ));
+            }
+            if let Some(m) = l2.mode.as_deref() {
+                s.push_str(&format!(" switchport mode {m}\n"));
+            }
+        }
+        if let Some(l) = lag {
+            let n = l.trim_start_matches(lag_prefix(self.p));
+            let mode = cfg.lags.get(&l).map(|x| x.mode.as_str()).unwrap_or("lacp");
+            if self.p == ArubaAoscx {
+                s.push_str(&format!(" lag {n}\n"));
+            } else {
+                let m = if mode == "lacp" { "active" } else { "on" };
+                s.push_str(&format!(" channel-group {n} mode {m}\n"));
+            }
+        }
+        if !*l2.admin_up {
+            s.push_str(" shutdown\n");
+        } else if self.p == ArubaAoscx {
+            s.push_str(" no shutdown\n");
+        }
+        s
+    }
+
+    fn run_config(&mut self, line: &str, st: &mut DeviceState, out: &mut Out) -> Flow {
+        let g = match &self.mode {
+            Mode::Config => &self.conf_g,
+            Mode::If(_) => &self.if_g,
+            Mode::Vlan(_) | Mode::VlanDb => &self.vlan_g,
+            Mode::VlanIf(_) => &self.vlanif_g,
+            _ => &self.other_g,
+        };
+        let v = g.parse(line, &self.naming);
+        let (act, a) = match v {
+            Verdict::Ok(act, a) => (act, a),
+            Verdict::Invalid(at) => {
+                // Sub-mode commands fall back to the config-mode grammar, as IOS does.
+                if !matches!(self.mode, Mode::Config) {
+                    if let Verdict::Ok(act, a) = self.conf_g.parse(line, &self.naming) {
+                        if act != "exit" {
+                            return self.config_act(act, a, line, st, out);
+                        }
+                    }
+                }
+                self.invalid(line, at, out);
+                return Flow::Continue;
+            }
+            Verdict::Incomplete => {
+                self.incomplete(out);
+                return Flow::Continue;
+            }
+            Verdict::Ambiguous(_) => {
+                self.ambiguous(line, out);
+                return Flow::Continue;
+            }
+        };
+        self.config_act(act, a, line, st, out)
+    }
+
+    fn targets(&self) -> Vec<String> {
+        match &self.mode {
+            Mode::If(v) => v.clone(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn config_act(
+        &mut self,
+        act: &'static str,
+        a: Vec<crate::grammar::Arg>,
+        line: &str,
+        st: &mut DeviceState,
+        out: &mut Out,
+    ) -> Flow {
+        let mode_name = self.mode_name_str();
+        let cfg = &mut st.running;
+        match act {
+            "exit" => {
+                self.mode = match self.mode {
+                    Mode::Config => Mode::Priv,
+                    _ => Mode::Config,
+                };
+            }
+            "end" => self.mode = Mode::Priv,
+            "do" => {
+                let rest = a.s(0);
+                let saved = std::mem::replace(&mut self.mode, Mode::Priv);
+                let f = self.run_exec(&rest, st, out);
+                if self.mode == Mode::Priv {
+                    self.mode = saved;
+                }
+                if f != Flow::Continue {
+                    self.mode = Mode::Priv;
+                }
+            }
+            "paging-off" => self.paging = false,
+            "unmodelled" => unmodelled(st, &mode_name, line),
+            "submode" => {
+                unmodelled(st, &mode_name, line);
+                let first = line.split_whitespace().next().unwrap_or("sub").to_ascii_lowercase();
+                self.mode = Mode::Other(format!("config-{first}"));
+            }
+            "save" => self.save_start(st, out),
+            "hostname" => {
+                self.host = a.s(0);
+                st.hostname = self.host.clone();
+            }
+            "vlan" => {
+                let ids = a.vlans(0);
+                for id in &ids {
+                    cfg.add_vlan(*id);
+                }
+                if self.mode != Mode::VlanDb {
+                    self.mode = Mode::Vlan(ids);
+                }
+            }
+            "vlan-name" => {
+                // FastIron: `vlan 120 name foo by port`.
+                let id = a.vlan(0);
+                cfg.vlan_mut(id).name = a.s(1);
+                self.mode = Mode::Vlan(vec![id]);
+            }
+            "no-vlan" => {
+                for id in a.vlans(0) {
+                    if id == 1 {
+                        out.fail(match self.p {
+                            CiscoNxos => "ERROR: vlan 1 cannot be deleted",
+                            DellOs10 | DellForce10 => "% Error: Default VLAN cannot be deleted.",
+                            _ => "%Default VLAN 1 may not be deleted.",
+                        });
+                        continue;
+                    }
+                    cfg.del_vlan(id);
+                }
+            }
+            "vlan-db" => self.mode = Mode::VlanDb,
+            "name" => {
+                let ids = match &self.mode {
+                    Mode::Vlan(v) => v.clone(),
+                    Mode::VlanIf(id) => vec![*id],
+                    _ => Vec::new(),
+                };
+                for id in ids {
+                    cfg.vlan_mut(id).name = a.s(0);
+                }
+            }
+            "no-name" => {
+                if let Mode::Vlan(ids) = &self.mode {
+                    for id in ids {
+                        cfg.vlan_mut(*id).name.clear();
+                    }
+                }
+            }
+            "interface" => {
+                let typed = a.s(0);
+                let Some(name) = self.canon_if(&typed) else {
+                    self.no_such_if(line, &typed, out);
+                    return Flow::Continue;
+                };
+                if let Some(id) = vlan_if_id(&name) {
+                    if matches!(self.p, DellOs10 | DellForce10) {
+                        cfg.add_vlan(id);
+                        self.mode = Mode::VlanIf(id);
+                    } else {
+                        unmodelled(st, &mode_name, line);
+                        self.mode = Mode::Other("config-if".into());
+                    }
+                    return Flow::Continue;
+                }
+                if !cfg.has_if(&name) {
+                    if self.is_lag_name(&name) {
+                        cfg.lags
+                            .insert(name.clone(), crate::model::Lag::new("static"));
+                    } else if name.contains("oopback") || name.starts_with("mgmt") || name.starts_with("Management") || name.starts_with("nve") || name.starts_with("Vxlan") {
+                        unmodelled(st, &mode_name, line);
+                        self.mode = Mode::Other("config-if".into());
+                        return Flow::Continue;
+                    } else {
+                        self.no_such_if(line, &typed, out);
+                        return Flow::Continue;
+                    }
+                }
+                self.mode = Mode::If(vec![name]);
+            }
+            "interface-onyx" => {
+                // `interface ethernet 1/5` / `interface port-channel 10`
+                let kind = a.s(0);
+                let num = a.s(1);
+                let name = if kind == "ethernet" {
+                    format!("Eth{num}")
+                } else if kind == "port-channel" {
+                    format!("Po{num}")
+                } else {
+                    unmodelled(st, &mode_name, line);
+                    self.mode = Mode::Other("config-if".into());
+                    return Flow::Continue;
+                };
+                if !cfg.has_if(&name) {
+                    if kind == "port-channel" {
+                        cfg.lags.insert(name.clone(), crate::model::Lag::new("static"));
+                    } else {
+                        out.fail(format!("% Interface ethernet {num} does not exist"));
+                        return Flow::Continue;
+                    }
+                }
+                if kind == "vlan" {
+                    return Flow::Continue;
+                }
+                self.mode = Mode::If(vec![name]);
+            }
+            "interface-lag" => {
+                // Aruba `interface lag 10`.
+                let name = format!("{}{}", lag_prefix(self.p), a.num(0));
+                cfg.lags
+                    .entry(name.clone())
+                    .or_insert_with(|| crate::model::Lag::new("static"));
+                self.mode = Mode::If(vec![name]);
+            }
+            "interface-range" => {
+                let Some(names) = self.expand_range(&a.s(0)) else {
+                    self.invalid(line, line.find("range").map_or(0, |i| i + 6), out);
+                    return Flow::Continue;
+                };
+                if let Some(bad) = names.iter().find(|n| !cfg.has_if(n)) {
+                    self.no_such_if(line, bad, out);
+                    return Flow::Continue;
+                }
+                self.mode = Mode::If(names);
+            }
+            "no-interface" => {
+                let typed = a.s(0);
+                match self.canon_if(&typed) {
+                    Some(n) if cfg.lags.contains_key(&n) => {
+                        cfg.del_lag(&n);
+                    }
+                    Some(n) if vlan_if_id(&n).is_some() => {
+                        if let Some(id) = vlan_if_id(&n) {
+                            if matches!(self.p, DellOs10 | DellForce10) {
+                                cfg.del_vlan(id);
+                            } else {
+                                unmodelled(st, &mode_name, line);
+                            }
+                        }
+                    }
+                    Some(n) if self.is_lag_name(&n) => {}
+                    _ => self.no_such_if(line, &typed, out),
+                }
+            }
+            "no-interface-lag" => {
+                cfg.del_lag(&format!("{}{}", lag_prefix(self.p), a.num(0)));
+            }
+            "tagged" | "untagged" | "no-tagged" | "no-untagged" => {
+                let id = match &self.mode {
+                    Mode::VlanIf(id) => *id,
+                    Mode::Vlan(v) => v.first().copied().unwrap_or(1),
+                    _ => 1,
+                };
+                let spec = a.s(0);
+                let Some(names) = self.expand_range(&spec) else {
+                    self.invalid(line, line.find(&spec).unwrap_or(0), out);
+                    return Flow::Continue;
+                };
+                if let Some(bad) = names.iter().find(|n| !cfg.has_if(n)) {
+                    self.no_such_if(line, bad, out);
+                    return Flow::Continue;
+                }
+                for n in names {
+                    if let Some(mut l2) = cfg.l2(&n) {
+                        let (mut u, mut t) = l2.membership();
+                        match act {
+                            "tagged" => t.push(id),
+                            "untagged" => u = Some(id),
+                            "no-tagged" => t.retain(|x| *x != id),
+                            _ => {
+                                if u == Some(id) {
+                                    u = None
+                                }
+                            }
+                        }
+                        l2.set_membership(u, t);
+                    }
+                }
+            }
+            _ => {
+                let targets = self.targets();
+                if targets.is_empty() {
+                    unmodelled(st, &mode_name, line);
+                    return Flow::Continue;
+                }
+                for t in &targets {
+                    if let Err(msg) = self.if_act(act, &a, t, cfg) {
+                        out.fail(msg);
+                        return Flow::Continue;
+                    }
+                }
+                if act == "unmodelled-if" {
+                    unmodelled(st, &mode_name, line);
+                }
+            }
+        }
+        Flow::Continue
+    }
+
+    fn expand_range(&self, spec: &str) -> Option<Vec<String>> {
+        let mut out = Vec::new();
+        // FastIron style "ethe 1/1/5 to 1/1/8" and "ethernet 1/1/5".
+        let norm = spec
+            .replace(" to ", "-")
+            .replace(" - ", "-")
+            .replace(" -", "-")
+            .replace("- ", "-");
+        let mut kind: Option<String> = None;
+        for part in norm.split(',') {
+            let mut words: Vec<&str> = part.split_whitespace().collect();
+            if words.is_empty() {
+                return None;
+            }
+            // "ethe 1/1/5" -> type + number; a lone number reuses the previous type.
+            let joined = if words.len() >= 2 && !words[0].starts_with(|c: char| c.is_ascii_digit()) {
+                kind = Some(words[0].to_string());
+                let t = words.remove(0);
+                format!("{t}{}", words.join(""))
+            } else if let Some(k) = &kind {
+                format!("{k}{}", words.join(""))
+            } else {
+                words.join("")
+            };
+            let (base, end) = match joined.rsplit_once('-') {
+                Some((b, e)) if e.chars().all(|c| c.is_ascii_digit()) && !e.is_empty() => {
+                    (b.to_string(), e.parse::<u32>().ok())
+                }
+                Some((b, e)) => {
+                    // "gi1/0/1-gi1/0/4": take the trailing number of the end.
+                    let n = e.rsplit(['/', 't', 'e']).next()?.parse::<u32>().ok();
+                    (b.to_string(), n)
+                }
+                None => (joined.clone(), None),
+            };
+            let canon = self.canon_if(&base)?;
+            if kind.is_none() {
+                kind = Some(base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '/').to_string());
+            }
+            match end {
+                None => out.push(canon),
+                Some(e) => {
+                    let split = canon.rfind(|c: char| !c.is_ascii_digit())? + 1;
+                    let (pre, start) = canon.split_at(split);
+                    let s: u32 = start.parse().ok()?;
+                    if e < s {
+                        return None;
+                    }
+                    for i in s..=e {
+                        out.push(format!("{pre}{i}"));
+                    }
+                }
+            }
+        }
+        Some(out)
+    }
+
+    fn if_act(
+        &self,
+        act: &str,
+        a: &[crate::grammar::Arg],
+        target: &str,
+        cfg: &mut Config,
+    ) -> Result<(), String> {
+        let a = a.to_vec();
+        let lagp = lag_prefix(self.p);
+        if act == "channel-group" || act == "no-channel-group" {
+            if cfg.lags.contains_key(target) {
+                return Err("% Error: cannot add a port-channel to a port-channel".into());
+            }
+            if act == "no-channel-group" {
+                cfg.leave_lag(target);
+            } else {
+                let lag = format!("{lagp}{}", a.num(0));
+                let mode = match a.s(1).as_str() {
+                    "active" | "passive" => "lacp",
+                    "" if self.p == ArubaAoscx => cfg.lags.get(&lag).map_or("static", |l| {
+                        if l.mode == "lacp" {
+                            "lacp"
+                        } else {
+                            "static"
+                        }
+                    }),
+                    _ => "static",
+                };
+                cfg.join_lag(target, &lag, mode);
+            }
+            return Ok(());
+        }
+        if act == "lacp-mode" {
+            if let Some(l) = cfg.lags.get_mut(target) {
+                l.mode = "lacp".into();
+            }
+            return Ok(());
+        }
+        if act == "no-lacp-mode" {
+            if let Some(l) = cfg.lags.get_mut(target) {
+                l.mode = "static".into();
+            }
+            return Ok(());
+        }
+        let p = self.p;
+        let vlan_exists = |cfg: &Config, v: u16| cfg.has_vlan(v);
+        let missing_vlan_err = |v: u16| -> String {
+            match p {
+                DellOs10 => format!("% Error: vlan{v} does not exist."),
+                ArubaAoscx => format!("VLAN {v} does not exist."),
+                DellPowerconnect => "VLAN was not created by user".to_string(),
+                MellanoxMlnxos => format!("% VLAN {v} does not exist"),
+                _ => String::new(),
+            }
+        };
+        // Vendors that refuse a VLAN that doesn't exist (others create it).
+        let strict_vlans = matches!(p, DellOs10 | ArubaAoscx | DellPowerconnect | MellanoxMlnxos);
+        let check = |cfg: &mut Config, vs: &[u16]| -> Result<(), String> {
+            for v in vs {
+                if !vlan_exists(cfg, *v) {
+                    if strict_vlans {
+                        return Err(missing_vlan_err(*v));
+                    }
+                    if matches!(p, CiscoIos | Ruijie | SupermicroSmis | CiscoS300) {
+                        // IOS creates the VLAN when a port is put into it.
+                        cfg.add_vlan(*v);
+                    }
+                }
+            }
+            Ok(())
+        };
+        match act {
+            "access-vlan" => check(cfg, &[a.vlan(0)])?,
+            "trunk-allowed" | "trunk-allowed-add" | "general-add" | "hybrid-add" => {
+                check(cfg, &a.vlans(0))?
+            }
+            "native" | "general-pvid" => check(cfg, &[a.vlan(0)])?,
+            _ => {}
+        }
+        let Some(mut l2) = cfg.l2(target) else {
+            return Ok(());
+        };
+        let l2: &mut L2 = &mut l2;
+        match act {
+            "switchport" => {
+                if l2.mode.is_none() {
+                    l2.set_mode(Some("access"));
+                }
+            }
+            "no-switchport" => {
+                l2.set_mode(None);
+                *l2.access_vlan = None;
+                *l2.native_vlan = None;
+                l2.allowed.clear();
+            }
+            "mode" => {
+                let m = a.s(0);
+                let m = match m.as_str() {
+                    "general" => "hybrid",
+                    "dot1q-tunnel" | "private-vlan" => "access",
+                    x => x,
+                }
+                .to_string();
+                l2.set_mode(Some(&m));
+            }
+            "no-mode" => l2.set_mode(None),
+            "access-vlan" => {
+                *l2.access_vlan = Some(a.vlan(0));
+                if p == ArubaAoscx || p == DellOs10 && l2.mode.is_none() {
+                    l2.set_mode(Some("access"));
+                }
+                if p == DellOs10 && l2.mode.as_deref() == Some("trunk") {
+                    // OS10: access VLAN on a trunk port is its untagged (native) VLAN.
+                    *l2.native_vlan = Some(a.vlan(0));
+                    *l2.access_vlan = None;
+                }
+            }
+            "no-access-vlan" => {
+                if let Some(v) = a.first() {
+                    let v = crate::grammar::Args::vlan(&vec![v.clone()], 0);
+                    if *l2.access_vlan != Some(v) && p == ArubaAoscx {
+                        return Err(format!("VLAN {v} is not the access VLAN of the interface."));
+                    }
+                }
+                *l2.access_vlan = None;
+                if p == DellOs10 {
+                    *l2.native_vlan = None;
+                }
+            }
+            "access-none" => *l2.access_vlan = None,
+            "native" => {
+                *l2.native_vlan = Some(a.vlan(0));
+                if p == ArubaAoscx && l2.mode.as_deref() != Some("trunk") {
+                    l2.set_mode(Some("trunk"));
+                }
+            }
+            "no-native" => *l2.native_vlan = None,
+            "trunk-allowed" => {
+                if p == DellOs10 || p == ArubaAoscx {
+                    // OS10 / AOS-CX: `... allowed vlan N` adds.
+                    l2.allow_add(&a.vlans(0));
+                    if p == ArubaAoscx {
+                        l2.set_mode(Some("trunk"));
+                    }
+                } else {
+                    l2.allow_set(&a.vlans(0));
+                }
+            }
+            "trunk-allowed-add" | "hybrid-add" => l2.allow_add(&a.vlans(0)),
+            "trunk-allowed-remove" | "hybrid-remove" | "no-trunk-allowed" => {
+                l2.allow_remove(&a.vlans(0))
+            }
+            "trunk-allowed-except" => {
+                let ex = a.vlans(0);
+                let all: Vec<u16> = (1..=4094).filter(|v| !ex.contains(v)).collect();
+                l2.allow_set(&all);
+            }
+            "trunk-allowed-all" => {
+                let all: Vec<u16> = (1..=4094).collect();
+                l2.allow_set(&all);
+                if p == ArubaAoscx {
+                    l2.set_mode(Some("trunk"));
+                }
+            }
+            "trunk-allowed-none" | "no-trunk-allowed-all" => l2.allow_set(&[]),
+            "general-add" => {
+                let vs = a.vlans(0);
+                if a.s(1) == "untagged" {
+                    for v in &vs {
+                        if *l2.native_vlan == Some(*v) || l2.native_vlan.is_none() {
+                            *l2.native_vlan = Some(*v);
+                        }
+                    }
+                    l2.allow_remove(&vs);
+                } else {
+                    l2.allow_add(&vs);
+                }
+                if l2.mode.is_none() {
+                    l2.set_mode(Some("hybrid"));
+                }
+            }
+            "general-remove" => {
+                let vs = a.vlans(0);
+                l2.allow_remove(&vs);
+                if l2.native_vlan.is_some_and(|n| vs.contains(&n)) {
+                    *l2.native_vlan = None;
+                }
+            }
+            "general-pvid" => *l2.native_vlan = Some(a.vlan(0)),
+            "no-general-pvid" => *l2.native_vlan = None,
+            "shutdown" => *l2.admin_up = false,
+            "no-shutdown" => *l2.admin_up = true,
+            "description" => *l2.description = a.s(0),
+            "no-description" => l2.description.clear(),
+            "mtu" => *l2.mtu = Some(a.num(0)),
+            "no-mtu" => *l2.mtu = None,
+            "routing" => {
+                l2.set_mode(None);
+                *l2.access_vlan = None;
+                *l2.native_vlan = None;
+                l2.allowed.clear();
+            }
+            "no-routing" => {
+                if l2.mode.is_none() {
+                    l2.set_mode(Some("access"));
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+fn vlan_if_id(name: &str) -> Option<u16> {
+    let low = name.to_ascii_lowercase();
+    let n = low.strip_prefix("vlan")?;
+    crate::model::parse_vlan(n.trim())
+}
+
+fn short_if(n: &str) -> String {
+    for (long, short) in [
+        ("TenGigabitEthernet", "Te"),
+        ("GigabitEthernet", "Gi"),
+        ("FastEthernet", "Fa"),
+        ("Port-channel", "Po"),
+        ("Ethernet", "Et"),
+        ("ethernet", "Eth "),
+    ] {
+        if let Some(rest) = n.strip_prefix(long) {
+            return format!("{short}{rest}");
+        }
+    }
+    n.to_string()
+}
+
+// ---- grammars -------------------------------------------------------------
+
+fn exec_grammar(p: Platform, abbrev: bool) -> Grammar {
+    let mut g = Grammar::new(
+        abbrev,
+        &[
+            ("exit", "exit"),
+            ("logout", "exit"),
+            ("quit", "exit"),
+            ("enable", "enable"),
+            ("enable <num:0-15>", "enable"),
+            ("disable", "disable"),
+            ("configure terminal", "conf"),
+            ("configure", "conf"),
+            ("show running-config", "show"),
+            ("show running-config interface <if>", "show"),
+            ("show startup-config", "show"),
+            ("show vlan", "show"),
+            ("show vlan brief", "show"),
+            ("show vlan id <vlan>", "show"),
+            ("show interfaces status", "show"),
+            ("show interfaces <if> switchport", "show"),
+            ("show interface status", "show"),
+            ("show version", "show"),
+            ("show clock", "show"),
+            ("show users", "show"),
+            ("show privilege", "show"),
+            ("show inventory", "show"),
+            ("show lldp neighbors [detail]", "show"),
+            ("show mac address-table <rest>", "show"),
+            ("show mac address-table", "show"),
+            ("show ip interface brief", "show"),
+            ("show interfaces [<rest>]", "show"),
+            ("show etherchannel summary", "show"),
+            ("show port-channel summary", "show"),
+            ("show spanning-tree [<rest>]", "show"),
+            ("show logging", "show"),
+            ("terminal width <num:0-512>", "noop"),
+            ("terminal no monitor", "noop"),
+            ("terminal monitor", "noop"),
+            ("ping <rest>", "unmodelled"),
+            ("traceroute <rest>", "unmodelled"),
+            ("clear counters [<rest>]", "unmodelled"),
+        ],
+    );
+    match p {
+        CiscoNxos => g.extend(&[
+            ("terminal length <num:0-511>", "paging-len"),
+            ("copy running-config startup-config", "copy-save"),
+            ("show running-config interface <if> [all]", "show"),
+            ("terminal session-timeout <num:0-525600>", "noop"),
+        ]),
+        AristaEos => g.extend(&[
+            ("terminal length <num:0-32767>", "paging-len"),
+            ("write memory", "save"),
+            ("write", "save"),
+            ("copy running-config startup-config", "copy-save"),
+            ("show running-config interfaces <if>", "show"),
+        ]),
+        DellOs10 => g.extend(&[
+            ("terminal length <num:0-32767>", "paging-len"),
+            ("write memory", "save"),
+            ("copy running-configuration startup-configuration", "copy-save"),
+            ("show running-configuration", "show"),
+            ("show running-configuration interface <if>", "show"),
+            ("show startup-configuration", "show"),
+        ]),
+        DellForce10 => g.extend(&[
+            ("terminal length <num:0-512>", "paging-len"),
+            ("write memory", "save"),
+            ("copy running-config startup-config", "copy-save"),
+        ]),
+        DellPowerconnect => g.extend(&[
+            ("terminal length <num:0-512>", "paging-len"),
+            ("terminal datadump", "paging-off"),
+            ("copy running-config startup-config", "copy-save"),
+            ("write memory", "save"),
+            ("write", "save"),
+        ]),
+        CiscoS300 => g.extend(&[
+            ("terminal datadump", "paging-off"),
+            ("terminal no datadump", "paging-on"),
+            ("terminal length <num:0-512>", "paging-len"),
+            ("write memory", "save"),
+            ("write", "save"),
+            ("copy running-config startup-config", "copy-save"),
+        ]),
+        BrocadeFastiron => g.extend(&[
+            ("skip-page-display", "paging-off"),
+            ("page-display", "paging-on"),
+            ("terminal length <num:0-512>", "paging-len"),
+            ("write memory", "save"),
+            ("show vlan <vlan>", "show"),
+        ]),
+        MellanoxMlnxos => g.extend(&[
+            ("terminal length <num:0-999>", "paging-len"),
+            ("no cli session paging enable", "paging-off"),
+            ("cli session paging enable", "paging-on"),
+            ("write memory", "save"),
+            ("configuration write", "save"),
+        ]),
+        SupermicroSmis => g.extend(&[
+            ("terminal length <num:0-512>", "paging-len"),
+            ("set cli pagination off", "paging-off"),
+            ("set cli pagination on", "paging-on"),
+            ("write startup-config", "save"),
+            ("copy running-config startup-config", "copy-save"),
+        ]),
+        ArubaAoscx => g.extend(&[
+            ("no page", "paging-off"),
+            ("page", "paging-on"),
+            ("terminal length <num:0-512>", "paging-len"),
+            ("write memory", "save"),
+            ("copy running-config startup-config", "copy-save"),
+        ]),
+        _ => g.extend(&[
+            ("terminal length <num:0-512>", "paging-len"),
+            ("write memory", "save"),
+            ("write", "save"),
+            ("copy running-config startup-config", "copy-save"),
+        ]),
+    }
+    g
+}
+
+const CONF_UNMODELLED: &[&str] = &[
+    "spanning-tree",
+    "ip",
+    "ipv6",
+    "logging",
+    "ntp",
+    "snmp-server",
+    "username",
+    "aaa",
+    "service",
+    "clock",
+    "banner",
+    "lldp",
+    "cdp",
+    "errdisable",
+    "port-channel",
+    "lacp",
+    "mac",
+    "vtp",
+    "udld",
+    "radius-server",
+    "tacacs-server",
+    "errdisable",
+];
+
+fn conf_grammar(p: Platform, abbrev: bool) -> Grammar {
+    let mut g = Grammar::new(
+        abbrev,
+        &[
+            ("exit", "exit"),
+            ("end", "end"),
+            ("do <rest>", "do"),
+            ("hostname <word>", "hostname"),
+            ("no vlan <vlans>", "no-vlan"),
+            ("interface <if>", "interface"),
+            ("interface range <rest>", "interface-range"),
+            ("no interface <if>", "no-interface"),
+            ("router <rest>", "submode"),
+            ("line <rest>", "submode"),
+            ("ip access-list <rest>", "submode"),
+        ],
+    );
+    for kw in CONF_UNMODELLED {
+        let s1: &'static str = Box::leak(format!("{kw} <rest>").into_boxed_str());
+        let s2: &'static str = Box::leak(format!("no {kw} <rest>").into_boxed_str());
+        g.extend(&[(s1, "unmodelled"), (s2, "unmodelled")]);
+    }
+    match p {
+        BrocadeFastiron => g.extend(&[
+            ("vlan <vlan>", "vlan"),
+            ("vlan <vlan> by port", "vlan"),
+            ("vlan <vlan> name <word> by port", "vlan-name"),
+            ("vlan <vlan> name <word>", "vlan-name"),
+            ("write memory", "save"),
+            ("skip-page-display", "paging-off"),
+        ]),
+        DellOs10 | DellForce10 => {}
+        DellPowerconnect | CiscoS300 => g.extend(&[("vlan database", "vlan-db"), ("vlan <vlans>", "vlan")]),
+        MellanoxMlnxos => {
+            g.extend(&[
+                ("vlan <vlans>", "vlan"),
+                ("interface ethernet|port-channel|vlan|mlag-port-channel <word>", "interface-onyx"),
+                ("no interface port-channel <num:1-4096>", "no-interface-lag"),
+                ("no cli session paging enable", "paging-off"),
+                ("configuration write", "save"),
+                ("write memory", "save"),
+                ("lacp", "unmodelled"),
+                ("no lacp", "unmodelled"),
+            ]);
+        }
+        ArubaAoscx => g.extend(&[
+            ("vlan <vlans>", "vlan"),
+            ("interface lag <num:1-256>", "interface-lag"),
+            ("no interface lag <num:1-256>", "no-interface-lag"),
+            ("write memory", "save"),
+        ]),
+        CiscoNxos => g.extend(&[
+            ("vlan <vlans>", "vlan"),
+            ("feature <word>", "unmodelled"),
+            ("no feature <word>", "unmodelled"),
+            ("evpn", "submode"),
+            ("vrf context <word>", "submode"),
+            ("copy running-config startup-config", "save"),
+        ]),
+        _ => g.extend(&[("vlan <vlans>", "vlan")]),
+    }
+    g
+}
+
+fn if_grammar(p: Platform, abbrev: bool) -> Grammar {
+    let mut g = Grammar::new(
+        abbrev,
+        &[
+            ("exit", "exit"),
+            ("end", "end"),
+            ("do <rest>", "do"),
+            ("shutdown", "shutdown"),
+            ("no shutdown", "no-shutdown"),
+            ("description <rest>", "description"),
+            ("no description", "no-description"),
+            ("speed <rest>", "unmodelled-if"),
+            ("no speed [<rest>]", "unmodelled-if"),
+            ("duplex <rest>", "unmodelled-if"),
+            ("spanning-tree <rest>", "unmodelled-if"),
+            ("no spanning-tree <rest>", "unmodelled-if"),
+            ("lldp <rest>", "unmodelled-if"),
+            ("no lldp <rest>", "unmodelled-if"),
+            ("storm-control <rest>", "unmodelled-if"),
+            ("no storm-control <rest>", "unmodelled-if"),
+            ("ip <rest>", "unmodelled-if"),
+            ("no ip <rest>", "unmodelled-if"),
+            ("flowcontrol <rest>", "unmodelled-if"),
+            ("load-interval <num:30-600>", "unmodelled-if"),
+            ("interface <if>", "interface"),
+        ],
+    );
+    let switchport: &[(&'static str, &'static str)] = &[
+        ("switchport", "switchport"),
+        ("no switchport", "no-switchport"),
+        ("switchport mode access|trunk", "mode"),
+        ("no switchport mode", "no-mode"),
+        ("no switchport mode access|trunk", "no-mode"),
+        ("switchport access vlan <vlan>", "access-vlan"),
+        ("no switchport access vlan", "no-access-vlan"),
+        ("no switchport access vlan <vlan>", "no-access-vlan"),
+        ("switchport trunk native vlan <vlan>", "native"),
+        ("no switchport trunk native vlan", "no-native"),
+        ("no switchport trunk native vlan <vlan>", "no-native"),
+        ("switchport trunk allowed vlan <vlans>", "trunk-allowed"),
+        ("switchport trunk allowed vlan add <vlans>", "trunk-allowed-add"),
+        ("switchport trunk allowed vlan remove <vlans>", "trunk-allowed-remove"),
+        ("switchport trunk allowed vlan all", "trunk-allowed-all"),
+        ("switchport trunk allowed vlan none", "trunk-allowed-none"),
+        ("no switchport trunk allowed vlan", "no-trunk-allowed-all"),
+    ];
+    let mtu_hi: &'static str = match p {
+        CiscoNxos | AristaEos | DellOs10 => "mtu <num:576-9416>",
+        _ => "mtu <num:576-9216>",
+    };
+    match p {
+        ArubaAoscx => g.extend(&[
+            ("routing", "routing"),
+            ("no routing", "no-routing"),
+            ("vlan access <vlan>", "access-vlan"),
+            ("no vlan access", "no-access-vlan"),
+            ("no vlan access <vlan>", "no-access-vlan"),
+            ("vlan trunk native <vlan>", "native"),
+            ("no vlan trunk native", "no-native"),
+            ("no vlan trunk native <vlan>", "no-native"),
+            ("vlan trunk allowed <vlans>", "trunk-allowed"),
+            ("vlan trunk allowed all", "trunk-allowed-all"),
+            ("no vlan trunk allowed <vlans>", "trunk-allowed-remove"),
+            ("no vlan trunk allowed", "no-trunk-allowed-all"),
+            ("lag <num:1-256>", "channel-group"),
+            ("no lag <num:1-256>", "no-channel-group"),
+            ("lacp mode active|passive", "lacp-mode"),
+            ("no lacp mode [active|passive]", "no-lacp-mode"),
+            (mtu_hi, "mtu"),
+            ("no mtu", "no-mtu"),
+        ]),
+        BrocadeFastiron => g.extend(&[
+            ("disable", "shutdown"),
+            ("enable", "no-shutdown"),
+            ("port-name <rest>", "description"),
+            ("no port-name", "no-description"),
+        ]),
+        MellanoxMlnxos => {
+            g.extend(&[
+                ("switchport mode access|trunk|hybrid", "mode"),
+                ("no switchport mode", "no-mode"),
+                ("switchport access vlan <vlan>", "access-vlan"),
+                ("no switchport access vlan", "no-access-vlan"),
+                ("switchport trunk allowed-vlan <vlans>", "trunk-allowed"),
+                ("switchport trunk allowed-vlan add <vlans>", "trunk-allowed-add"),
+                ("switchport trunk allowed-vlan remove <vlans>", "trunk-allowed-remove"),
+                ("switchport trunk allowed-vlan all", "trunk-allowed-all"),
+                ("switchport trunk allowed-vlan none", "trunk-allowed-none"),
+                ("switchport hybrid allowed-vlan <vlans>", "trunk-allowed"),
+                ("switchport hybrid allowed-vlan add <vlans>", "hybrid-add"),
+                ("switchport hybrid allowed-vlan remove <vlans>", "hybrid-remove"),
+                ("channel-group <num:1-4096> mode active|passive|on", "channel-group"),
+                ("no channel-group", "no-channel-group"),
+                ("mtu <num:1500-9216> [force]", "mtu"),
+                ("no mtu", "no-mtu"),
+            ]);
+        }
+        DellPowerconnect => {
+            g.extend(&[
+                ("switchport mode access|trunk|general", "mode"),
+                ("no switchport mode", "no-mode"),
+                ("switchport access vlan <vlan>", "access-vlan"),
+                ("switchport access vlan none", "access-none"),
+                ("no switchport access vlan", "no-access-vlan"),
+                ("switchport trunk allowed vlan add <vlans>", "trunk-allowed-add"),
+                ("switchport trunk allowed vlan remove <vlans>", "trunk-allowed-remove"),
+                ("switchport general allowed vlan add <vlans> [tagged|untagged]", "general-add"),
+                ("switchport general allowed vlan remove <vlans>", "general-remove"),
+                ("switchport general pvid <vlan>", "general-pvid"),
+                ("no switchport general pvid", "no-general-pvid"),
+                ("channel-group <num:1-128> mode auto|on", "channel-group"),
+                ("no channel-group", "no-channel-group"),
+                (mtu_hi, "mtu"),
+                ("no mtu", "no-mtu"),
+            ]);
+        }
+        DellForce10 => g.extend(&[
+            ("switchport", "switchport"),
+            ("no switchport", "no-switchport"),
+            (mtu_hi, "mtu"),
+            ("no mtu", "no-mtu"),
+            ("port-channel-protocol lacp", "submode"),
+            ("portmode hybrid", "unmodelled-if"),
+        ]),
+        _ => {
+            g.extend(switchport);
+            g.extend(&[
+                (mtu_hi, "mtu"),
+                ("no mtu", "no-mtu"),
+                ("channel-group <num:1-4096> mode active|passive|on", "channel-group"),
+                ("channel-group <num:1-4096>", "channel-group"),
+                ("no channel-group", "no-channel-group"),
+                ("no channel-group <num:1-4096>", "no-channel-group"),
+            ]);
+            match p {
+                CiscoIos | Ruijie | SupermicroSmis | CiscoS300 => g.extend(&[
+                    ("switchport mode dot1q-tunnel|private-vlan", "mode"),
+                    ("switchport nonegotiate", "unmodelled-if"),
+                    ("switchport trunk encapsulation dot1q|isl|negotiate", "unmodelled-if"),
+                    ("switchport trunk allowed vlan except <vlans>", "trunk-allowed-except"),
+                    ("switchport trunk allowed vlan remove all", "trunk-allowed-none"),
+                    ("negotiation auto", "unmodelled-if"),
+                    ("no negotiation auto", "unmodelled-if"),
+                    ("cdp enable", "unmodelled-if"),
+                    ("no cdp enable", "unmodelled-if"),
+                ]),
+                CiscoNxos => g.extend(&[
+                    ("switchport trunk allowed vlan except <vlans>", "trunk-allowed-except"),
+                    ("ip port access-group <word> in|out", "unmodelled-if"),
+                    ("no ip port access-group <word> in|out", "unmodelled-if"),
+                    ("vpc <rest>", "unmodelled-if"),
+                ]),
+                AristaEos => g.extend(&[
+                    ("switchport trunk allowed vlan except <vlans>", "trunk-allowed-except"),
+                    ("vxlan <rest>", "unmodelled-if"),
+                    ("no vxlan <rest>", "unmodelled-if"),
+                    ("mlag <num:1-2000>", "unmodelled-if"),
+                ]),
+                _ => {}
+            }
+        }
+    }
+    g
+}
+
+fn vlan_grammar(p: Platform, abbrev: bool) -> Grammar {
+    let mut g = Grammar::new(
+        abbrev,
+        &[
+            ("exit", "exit"),
+            ("end", "end"),
+            ("do <rest>", "do"),
+            ("name <rest>", "name"),
+            ("no name", "no-name"),
+            ("state active|suspend", "unmodelled"),
+            ("shutdown", "unmodelled"),
+            ("no shutdown", "unmodelled"),
+        ],
+    );
+    match p {
+        CiscoNxos => g.extend(&[("vn-segment <num:1-16777214>", "unmodelled"), ("no vn-segment", "unmodelled")]),
+        BrocadeFastiron => g.extend(&[
+            ("tagged <rest>", "tagged"),
+            ("untagged <rest>", "untagged"),
+            ("no tagged <rest>", "no-tagged"),
+            ("no untagged <rest>", "no-untagged"),
+            ("router-interface ve <num:1-4095>", "unmodelled"),
+            ("spanning-tree [<rest>]", "unmodelled"),
+        ]),
+        DellPowerconnect | CiscoS300 => g.extend(&[("vlan <vlans>", "vlan"), ("no vlan <vlans>", "no-vlan")]),
+        ArubaAoscx => g.extend(&[("description <rest>", "unmodelled"), ("vsx-sync", "unmodelled")]),
+        _ => {}
+    }
+    g
+}
+
+fn vlanif_grammar(p: Platform, abbrev: bool) -> Grammar {
+    let mut g = Grammar::new(
+        abbrev,
+        &[
+            ("exit", "exit"),
+            ("end", "end"),
+            ("do <rest>", "do"),
+            ("description <rest>", "name"),
+            ("no description", "no-name"),
+            ("shutdown", "unmodelled"),
+            ("no shutdown", "unmodelled"),
+            ("ip <rest>", "unmodelled"),
+            ("no ip <rest>", "unmodelled"),
+            ("mtu <num:576-9416>", "unmodelled"),
+        ],
+    );
+    if p == DellForce10 {
+        g.extend(&[
+            ("name <word>", "name"),
+            ("tagged <rest>", "tagged"),
+            ("untagged <rest>", "untagged"),
+            ("no tagged <rest>", "no-tagged"),
+            ("no untagged <rest>", "no-untagged"),
+        ]);
+    }
+    g
+}
+
+impl Cli for Ios {
+    fn prompt(&self) -> String {
+        match &self.ask {
+            Some(Ask::EnablePassword(_)) => "Password: ".into(),
+            Some(Ask::CopyDest) => "Destination filename [startup-config]? ".into(),
+            Some(Ask::Confirm(q)) => (*q).into(),
+            None => self.prompt_text(),
+        }
+    }
+
+    fn mode(&self) -> String {
+        if self.ask.is_some() {
+            return "question".into();
+        }
+        self.mode_name_str()
+    }
+
+    fn handle(&mut self, line: &str, st: &mut DeviceState, out: &mut Out) -> Flow {
+        if let Some(ask) = self.ask.take() {
+            self.answer(ask, line, st, out);
+            return Flow::Continue;
+        }
+        if line.trim().is_empty() {
+            return Flow::Continue;
+        }
+        // Ctrl-Z ends configuration mode.
+        if line.trim() == "\u{1a}" {
+            if !matches!(self.mode, Mode::User | Mode::Priv) {
+                self.mode = Mode::Priv;
+            }
+            return Flow::Continue;
+        }
+        match self.mode {
+            Mode::User | Mode::Priv => self.run_exec(line, st, out),
+            _ => self.run_config(line, st, out),
+        }
+    }
+
+    fn reject(&mut self, line: &str, out: &mut Out) {
+        self.invalid(line, 0, out);
+    }
+
+    fn pager(&self) -> Option<(usize, &'static str)> {
+        self.paging.then_some((24, self.pager_prompt()))
+    }
+
+    fn asking(&self) -> bool {
+        self.ask.is_some()
+    }
+
+    fn exec_context(&mut self) {
+        self.mode = Mode::Priv;
+        self.paging = false;
+    }
+}

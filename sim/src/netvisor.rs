@@ -1,0 +1,32 @@
+//! Placeholder (filled in below).
+
+use crate::cli::{Cli, Env, Flow, Out};
+use crate::model::DeviceState;
+
+/// Session.
+pub struct Netvisor {
+    host: String,
+}
+
+impl Netvisor {
+    /// New session.
+    pub fn new(env: &Env) -> Netvisor {
+        Netvisor { host: env.hostname.clone() }
+    }
+}
+
+impl Cli for Netvisor {
+    fn prompt(&self) -> String {
+        format!("{}> ", self.host)
+    }
+    fn mode(&self) -> String {
+        "exec".into()
+    }
+    fn handle(&mut self, _line: &str, _st: &mut DeviceState, out: &mut Out) -> Flow {
+        out.fail("Error: not implemented");
+        Flow::Continue
+    }
+    fn reject(&mut self, _line: &str, out: &mut Out) {
+        out.fail("Error");
+    }
+}

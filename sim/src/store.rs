@@ -1,0 +1,225 @@
+//! The state file: created on first use with the platform's default inventory,
+//! read-modify-written under an exclusive `flock` of the file itself (in place,
+//! so every waiter locks the same inode), session counting, and the transcript.
+
+use crate::model::DeviceState;
+use crate::platform::Platform;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Errors of the state layer, worded for stderr.
+#[derive(Debug)]
+pub struct StoreError(pub String);
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn io_err(path: &Path, what: &str, e: std::io::Error) -> StoreError {
+    StoreError(format!("{what} {}: {e}", path.display()))
+}
+
+/// Where and how the device state lives.
+#[derive(Debug, Clone)]
+pub struct Store {
+    path: PathBuf,
+    platform: Platform,
+    hostname: Option<String>,
+}
+
+impl Store {
+    /// A store for `path`; `hostname` (when given) overrides the stored one.
+    pub fn new(path: PathBuf, platform: Platform, hostname: Option<String>) -> Store {
+        Store {
+            path,
+            platform,
+            hostname,
+        }
+    }
+
+    /// Lock the file, load (or create) the state, run `f`, write back if it
+    /// changed, unlock. Everything that touches the state goes through here.
+    pub fn with<R>(&self, f: impl FnOnce(&mut DeviceState) -> R) -> Result<R, StoreError> {
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&self.path)
+            .map_err(|e| io_err(&self.path, "cannot open state file", e))?;
+        file.lock()
+            .map_err(|e| io_err(&self.path, "cannot lock state file", e))?;
+        let mut text = String::new();
+        file.read_to_string(&mut text)
+            .map_err(|e| io_err(&self.path, "cannot read state file", e))?;
+        let (mut state, mut dirty) = if text.trim().is_empty() {
+            (self.platform.default_state(), true)
+        } else {
+            let st: DeviceState = serde_json::from_str(&text).map_err(|e| {
+                StoreError(format!("state file {} is not valid: {e}", self.path.display()))
+            })?;
+            (st, false)
+        };
+        if let Some(h) = &self.hostname {
+            if &state.hostname != h {
+                state.hostname = h.clone();
+                dirty = true;
+            }
+        }
+        let before = if dirty { None } else { Some(state.clone()) };
+        let r = f(&mut state);
+        if before.as_ref() != Some(&state) {
+            write_in_place(&mut file, &self.path, &state)?;
+        }
+        // Dropping the file releases the lock.
+        drop(file);
+        Ok(r)
+    }
+
+    /// Platform of the stored state, if the file exists and parses.
+    pub fn peek_platform(path: &Path) -> Option<String> {
+        let text = std::fs::read_to_string(path).ok()?;
+        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        v.get("platform")?.as_str().map(str::to_string)
+    }
+
+    /// Register this process as a session. Returns the session id, or the
+    /// number of open sessions when `max` would be exceeded.
+    pub fn session_start(&self, max: Option<u32>) -> Result<Result<u64, u32>, StoreError> {
+        let pid = std::process::id();
+        self.with(|st| {
+            prune_dead(st);
+            let s = &mut st.sessions;
+            if let Some(max) = max {
+                if s.active >= max {
+                    return Err(s.active);
+                }
+            }
+            s.pids.push(pid);
+            s.active = s.pids.len() as u32;
+            s.total += 1;
+            s.max_seen = s.max_seen.max(s.active);
+            Ok(s.total)
+        })
+    }
+
+    /// Unregister this process.
+    pub fn session_end(&self) {
+        let pid = std::process::id();
+        let _ = self.with(|st| {
+            st.sessions.pids.retain(|p| *p != pid);
+            prune_dead(st);
+        });
+    }
+
+    /// Load for display (prunes sessions of processes that died without
+    /// cleaning up, e.g. on SIGKILL).
+    pub fn show(&self) -> Result<DeviceState, StoreError> {
+        self.with(|st| {
+            prune_dead(st);
+            st.clone()
+        })
+    }
+}
+
+fn prune_dead(st: &mut DeviceState) {
+    let proc_ok = Path::new("/proc/self").exists();
+    if proc_ok {
+        st.sessions
+            .pids
+            .retain(|p| Path::new(&format!("/proc/{p}")).exists());
+    }
+    st.sessions.active = st.sessions.pids.len() as u32;
+}
+
+fn write_in_place(file: &mut File, path: &Path, st: &DeviceState) -> Result<(), StoreError> {
+    let mut text = serde_json::to_string_pretty(st)
+        .map_err(|e| StoreError(format!("cannot encode state: {e}")))?;
+    text.push('\n');
+    file.set_len(0)
+        .and_then(|_| file.seek(SeekFrom::Start(0)))
+        .and_then(|_| file.write_all(text.as_bytes()))
+        .and_then(|_| file.flush())
+        .map_err(|e| io_err(path, "cannot write state file", e))
+}
+
+/// Milliseconds since the epoch.
+pub fn now_ms() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0)
+}
+
+/// RFC 3339 UTC timestamp with milliseconds.
+pub fn rfc3339(ms: u128) -> String {
+    let secs = (ms / 1000) as i64;
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60,
+        ms % 1000
+    )
+}
+
+/// The transcript log: one JSON line per received line, appended under a lock.
+#[derive(Debug, Clone)]
+pub struct Transcript {
+    path: Option<PathBuf>,
+}
+
+impl Transcript {
+    /// A transcript writing to `path` (or nowhere).
+    pub fn new(path: Option<PathBuf>) -> Transcript {
+        Transcript { path }
+    }
+
+    /// Record one received line.
+    pub fn record(&self, session: u64, mode: &str, line: &str) {
+        let Some(path) = &self.path else { return };
+        let ms = now_ms();
+        let rec = serde_json::json!({
+            "ts": rfc3339(ms),
+            "ts_ms": ms as u64,
+            "pid": std::process::id(),
+            "session": session,
+            "mode": mode,
+            "line": line,
+        });
+        let Ok(mut f) = OpenOptions::new().create(true).append(true).open(path) else {
+            return;
+        };
+        if f.lock().is_ok() {
+            let _ = writeln!(f, "{rec}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_formats_epoch_and_leap_day() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(951_782_400_123), "2000-02-29T00:00:00.123Z");
+    }
+}
