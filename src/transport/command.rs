@@ -17,6 +17,27 @@ use super::{remaining, Chunk, Exec, ExecOutput, Shell, TransportError};
 /// Largest stderr kept from a child for diagnostics.
 const MAX_DIAGNOSTICS: usize = 16 * 1024;
 
+/// Variables of the caller's SSH session that must not reach a child: under `serve-ssh`
+/// they describe the *caller's* connection (a child reading `SSH_ORIGINAL_COMMAND` would
+/// run the caller's string), and the caller's agent must never be usable by Mercury's
+/// onward connections.
+const CALLER_ENV: &[&str] = &[
+    "SSH_ORIGINAL_COMMAND",
+    "SSH_CONNECTION",
+    "SSH_CLIENT",
+    "SSH_TTY",
+    "SSH_AUTH_SOCK",
+];
+
+/// A `Command` for `program` with the caller's SSH variables removed.
+fn clean_command(program: &str) -> Command {
+    let mut c = Command::new(program);
+    for v in CALLER_ENV {
+        c.env_remove(v);
+    }
+    c
+}
+
 /// A child process spoken to over its stdin/stdout.
 pub struct CommandShell {
     child: Child,
@@ -45,7 +66,7 @@ impl CommandShell {
         let (program, args) = argv
             .split_first()
             .ok_or_else(|| TransportError::Config("transport command: empty argv".into()))?;
-        let mut child = Command::new(program)
+        let mut child = clean_command(program)
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -200,7 +221,7 @@ pub fn run_process(argv: &[String], deadline: Instant) -> Result<ExecOutput, Tra
         .split_first()
         .ok_or_else(|| TransportError::Config("empty command".into()))?;
     let started = Instant::now();
-    let mut child = Command::new(program)
+    let mut child = clean_command(program)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
