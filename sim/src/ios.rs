@@ -39,7 +39,7 @@ pub struct Ios {
     ask: Option<Ask>,
     secret: Option<String>,
     faults: crate::faults::Faults,
-    paging: bool,
+    page_len: usize,
     naming: IfNaming,
     exec_g: Grammar,
     conf_g: Grammar,
@@ -160,7 +160,7 @@ impl Ios {
             ask: None,
             secret: env.enable_secret.clone(),
             faults: env.faults.clone(),
-            paging: true,
+            page_len: 24,
             naming: naming(p),
             exec_g: exec_grammar(p, abbrev),
             conf_g: conf_grammar(p, abbrev),
@@ -428,9 +428,9 @@ impl Ios {
                 }
                 self.mode = Mode::Config;
             }
-            "paging-off" => self.paging = false,
-            "paging-len" => self.paging = a.num(0) == 0,
-            "paging-on" => self.paging = true,
+            "paging-off" => self.page_len = 0,
+            "paging-len" => self.page_len = a.num(0) as usize,
+            "paging-on" => self.page_len = 24,
             "noop" => {}
             "save" => {
                 if user {
@@ -831,7 +831,7 @@ impl Ios {
                     self.mode = Mode::Priv;
                 }
             }
-            "paging-off" => self.paging = false,
+            "paging-off" => self.page_len = 0,
             "unmodelled" => unmodelled(st, &mode_name, line),
             "submode" => {
                 unmodelled(st, &mode_name, line);
@@ -1812,7 +1812,7 @@ impl Cli for Ios {
     }
 
     fn pager(&self) -> Option<(usize, &'static str)> {
-        self.paging.then_some((24, self.pager_prompt()))
+        (self.page_len > 0).then_some((self.page_len, self.pager_prompt()))
     }
 
     fn asking(&self) -> bool {
@@ -1821,6 +1821,6 @@ impl Cli for Ios {
 
     fn exec_context(&mut self) {
         self.mode = Mode::Priv;
-        self.paging = false;
+        self.page_len = 0;
     }
 }
