@@ -17,18 +17,44 @@ pub struct Netvisor {
 /// Commands and the argument keywords they accept (flags take no value).
 fn spec(cmd: &str) -> Option<(&'static [&'static str], &'static [&'static str])> {
     Some(match cmd {
-        "vlan-create" => (&["id", "scope", "ports", "description", "name", "untagged-ports", "vxlan", "stats"], &["auto-vxlan", "no-auto-vxlan"]),
+        "vlan-create" => (
+            &[
+                "id",
+                "scope",
+                "ports",
+                "description",
+                "name",
+                "untagged-ports",
+                "vxlan",
+                "stats",
+            ],
+            &["auto-vxlan", "no-auto-vxlan"],
+        ),
         "vlan-delete" => (&["id"], &[]),
         "vlan-modify" => (&["id", "description", "name"], &[]),
-        "vlan-port-add" => (&["vlan-id", "ports", "tagged", "untagged"], &["tagged", "untagged"]),
+        "vlan-port-add" => (
+            &["vlan-id", "ports", "tagged", "untagged"],
+            &["tagged", "untagged"],
+        ),
         "vlan-port-remove" => (&["vlan-id", "vlan-range", "ports"], &[]),
         "port-vlan-add" => (&["port", "untagged-vlan", "vlans"], &[]),
         "port-vlan-remove" => (&["port", "vlans", "untagged-vlan"], &[]),
-        "port-config-modify" => (&["port", "description", "speed", "mtu"], &["enable", "disable", "jumbo", "no-jumbo", "autoneg", "no-autoneg"]),
+        "port-config-modify" => (
+            &["port", "description", "speed", "mtu"],
+            &[
+                "enable",
+                "disable",
+                "jumbo",
+                "no-jumbo",
+                "autoneg",
+                "no-autoneg",
+            ],
+        ),
         "trunk-create" => (&["name", "ports", "lacp-mode"], &["enable", "disable"]),
         "trunk-modify" => (&["name", "ports", "lacp-mode"], &["enable", "disable"]),
         "trunk-delete" => (&["name"], &[]),
-        "vlan-show" | "port-config-show" | "trunk-show" | "switch-setup-show" | "port-show" | "vlan-port-show" | "lldp-show" => (&["format", "id", "port", "ports", "layout"], &[]),
+        "vlan-show" | "port-config-show" | "trunk-show" | "switch-setup-show" | "port-show"
+        | "vlan-port-show" | "lldp-show" => (&["format", "id", "port", "ports", "layout"], &[]),
         "pager" => (&[], &["on", "off"]),
         _ => return None,
     })
@@ -42,12 +68,18 @@ fn ports(s: &str) -> Option<Vec<String>> {
 impl Netvisor {
     /// New session.
     pub fn new(env: &Env) -> Netvisor {
-        Netvisor { host: env.hostname.clone(), user: env.username.clone(), paging: true }
+        Netvisor {
+            host: env.hostname.clone(),
+            user: env.username.clone(),
+            paging: true,
+        }
     }
 
     fn run(&mut self, words: &[String], line: &str, st: &mut DeviceState, out: &mut Out) -> Flow {
         let mut w: Vec<&str> = words.iter().map(String::as_str).collect();
-        while matches!(w.first(), Some(&"switch-local")) || (w.first() == Some(&"switch") && w.len() > 2) {
+        while matches!(w.first(), Some(&"switch-local"))
+            || (w.first() == Some(&"switch") && w.len() > 2)
+        {
             w.drain(..if w[0] == "switch" { 2 } else { 1 });
         }
         if w.first() == Some(&"cli") {
@@ -70,7 +102,11 @@ impl Netvisor {
         let mut i = 1;
         while i < w.len() {
             let k = w[i];
-            if flags.contains(&k) && !(kws.contains(&k) && w.get(i + 1).is_some_and(|n| n.chars().all(|c| c.is_ascii_digit() || c == ','))) {
+            if flags.contains(&k)
+                && !(kws.contains(&k)
+                    && w.get(i + 1)
+                        .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit() || c == ',')))
+            {
                 fl.push(k);
                 i += 1;
             } else if kws.contains(&k) {
@@ -96,7 +132,9 @@ impl Netvisor {
         match cmd {
             "pager" => self.paging = !fl.contains(&"off"),
             "vlan-create" => {
-                let Some(id) = need("id", out) else { return Flow::Continue };
+                let Some(id) = need("id", out) else {
+                    return Flow::Continue;
+                };
                 let Some(id) = parse_vlan(&id) else {
                     out.fail(format!("vlan-create: id: invalid value '{id}' (1..4094)"));
                     return Flow::Continue;
@@ -108,7 +146,11 @@ impl Netvisor {
                     out.fail(format!("vlan-create: vlan {id} already exists"));
                     return Flow::Continue;
                 }
-                cfg.vlan_mut(id).name = args.get("description").or(args.get("name")).cloned().unwrap_or_default();
+                cfg.vlan_mut(id).name = args
+                    .get("description")
+                    .or(args.get("name"))
+                    .cloned()
+                    .unwrap_or_default();
                 if let Some(p) = args.get("ports").filter(|p| *p != "none") {
                     for n in ports(p).unwrap_or_default() {
                         if let Some(mut l2) = cfg.l2(&n) {
@@ -121,21 +163,31 @@ impl Netvisor {
                 out.line(format!("Vlans created: {id}"));
             }
             "vlan-delete" => {
-                let Some(id) = need("id", out) else { return Flow::Continue };
+                let Some(id) = need("id", out) else {
+                    return Flow::Continue;
+                };
                 match parse_vlan(&id) {
                     Some(v) if cfg.del_vlan(v) => {}
                     _ => out.fail(format!("vlan-delete: vlan {id} not found")),
                 }
             }
             "vlan-modify" => {
-                let Some(id) = need("id", out).and_then(|i| parse_vlan(&i)) else { return Flow::Continue };
+                let Some(id) = need("id", out).and_then(|i| parse_vlan(&i)) else {
+                    return Flow::Continue;
+                };
                 if let Some(d) = args.get("description").or(args.get("name")) {
                     cfg.vlan_mut(id).name = d.clone();
                 }
             }
             "vlan-port-add" | "vlan-port-remove" | "port-vlan-add" | "port-vlan-remove" => {
-                let pkey = if cmd.starts_with("vlan") { "ports" } else { "port" };
-                let Some(p) = need(pkey, out) else { return Flow::Continue };
+                let pkey = if cmd.starts_with("vlan") {
+                    "ports"
+                } else {
+                    "port"
+                };
+                let Some(p) = need(pkey, out) else {
+                    return Flow::Continue;
+                };
                 let Some(names) = ports(&p) else {
                     out.fail(format!("{cmd}: invalid port list '{p}'"));
                     return Flow::Continue;
@@ -146,7 +198,9 @@ impl Netvisor {
                 }
                 let vlans: Vec<u16> = match cmd {
                     "vlan-port-add" => {
-                        let Some(v) = need("vlan-id", out).and_then(|v| parse_vlan(&v)) else { return Flow::Continue };
+                        let Some(v) = need("vlan-id", out).and_then(|v| parse_vlan(&v)) else {
+                            return Flow::Continue;
+                        };
                         vec![v]
                     }
                     "vlan-port-remove" => match (args.get("vlan-id"), args.get("vlan-range")) {
@@ -154,11 +208,16 @@ impl Netvisor {
                         (None, Some(r)) if r == "all" => (1..=4094).collect(),
                         (None, Some(r)) => parse_vlan_list(r, &[','], "-").unwrap_or_default(),
                         _ => {
-                            out.fail(format!("{cmd}: argument 'vlan-id' or 'vlan-range' is required"));
+                            out.fail(format!(
+                                "{cmd}: argument 'vlan-id' or 'vlan-range' is required"
+                            ));
                             return Flow::Continue;
                         }
                     },
-                    _ => args.get("vlans").and_then(|v| parse_vlan_list(v, &[','], "-")).unwrap_or_default(),
+                    _ => args
+                        .get("vlans")
+                        .and_then(|v| parse_vlan_list(v, &[','], "-"))
+                        .unwrap_or_default(),
                 };
                 let untagged_vlan = args.get("untagged-vlan").and_then(|v| parse_vlan(v));
                 for v in vlans.iter().chain(untagged_vlan.iter()) {
@@ -186,7 +245,9 @@ impl Netvisor {
                         }
                         _ => {
                             t.retain(|x| !vlans.contains(x));
-                            if u.is_some_and(|x| vlans.contains(&x)) || untagged_vlan.is_some_and(|x| Some(x) == u) {
+                            if u.is_some_and(|x| vlans.contains(&x))
+                                || untagged_vlan.is_some_and(|x| Some(x) == u)
+                            {
                                 u = None;
                             }
                         }
@@ -195,7 +256,9 @@ impl Netvisor {
                 }
             }
             "port-config-modify" => {
-                let Some(p) = need("port", out) else { return Flow::Continue };
+                let Some(p) = need("port", out) else {
+                    return Flow::Continue;
+                };
                 let Some(names) = ports(&p) else {
                     out.fail(format!("{cmd}: invalid port list '{p}'"));
                     return Flow::Continue;
@@ -223,7 +286,9 @@ impl Netvisor {
                 }
             }
             "trunk-create" | "trunk-modify" => {
-                let Some(name) = need("name", out) else { return Flow::Continue };
+                let Some(name) = need("name", out) else {
+                    return Flow::Continue;
+                };
                 if cmd == "trunk-create" && cfg.lags.contains_key(&name) {
                     out.fail(format!("trunk-create: trunk {name} already exists"));
                     return Flow::Continue;
@@ -235,12 +300,25 @@ impl Netvisor {
                 let mode = match args.get("lacp-mode").map(String::as_str) {
                     Some("active" | "passive") => "lacp",
                     Some(_) => "static",
-                    None => cfg.lags.get(&name).map_or("static", |l| if l.mode == "lacp" { "lacp" } else { "static" }),
+                    None => cfg.lags.get(&name).map_or("static", |l| {
+                        if l.mode == "lacp" {
+                            "lacp"
+                        } else {
+                            "static"
+                        }
+                    }),
                 }
                 .to_string();
-                cfg.lags.entry(name.clone()).or_insert_with(|| Lag::new(&mode)).mode = mode.clone();
+                cfg.lags
+                    .entry(name.clone())
+                    .or_insert_with(|| Lag::new(&mode))
+                    .mode = mode.clone();
                 if let Some(p) = args.get("ports") {
-                    let old = cfg.lags.get(&name).map(|l| l.members.clone()).unwrap_or_default();
+                    let old = cfg
+                        .lags
+                        .get(&name)
+                        .map(|l| l.members.clone())
+                        .unwrap_or_default();
                     for m in old {
                         cfg.leave_lag(&m);
                     }
@@ -250,7 +328,9 @@ impl Netvisor {
                 }
             }
             "trunk-delete" => {
-                let Some(name) = need("name", out) else { return Flow::Continue };
+                let Some(name) = need("name", out) else {
+                    return Flow::Continue;
+                };
                 if !cfg.del_lag(&name) {
                     out.fail(format!("trunk-delete: trunk {name} not found"));
                 }
@@ -259,7 +339,10 @@ impl Netvisor {
                 out.line("switch  id   type  vxlan scope  name  active  ports");
                 for id in cfg.vlan_ids() {
                     let name = cfg.vlans[&id.to_string()].name.clone();
-                    out.line(format!("{:<7} {id:<4} public 0   fabric {name:<5} yes    none", self.host));
+                    out.line(format!(
+                        "{:<7} {id:<4} public 0   fabric {name:<5} yes    none",
+                        self.host
+                    ));
                 }
             }
             _ => unmodelled(st, "cli", line),
@@ -284,7 +367,11 @@ impl Cli for Netvisor {
 
     fn reject(&mut self, line: &str, out: &mut Out) {
         let w = crate::shell::shell_words(line);
-        out.fail(format!("{}: unknown argument '{}'", w.first().cloned().unwrap_or_default(), w.last().cloned().unwrap_or_default()));
+        out.fail(format!(
+            "{}: unknown argument '{}'",
+            w.first().cloned().unwrap_or_default(),
+            w.last().cloned().unwrap_or_default()
+        ));
     }
 
     fn pager(&self) -> Option<(usize, &'static str)> {

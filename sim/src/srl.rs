@@ -16,7 +16,14 @@ pub struct Srl {
 }
 
 const TOPS: &[&str] = &[
-    "acl", "bfd", "interface", "network-instance", "platform", "qos", "routing-policy", "system",
+    "acl",
+    "bfd",
+    "interface",
+    "network-instance",
+    "platform",
+    "qos",
+    "routing-policy",
+    "system",
     "tunnel-interface",
 ];
 
@@ -30,8 +37,19 @@ fn flat(cfg: &Config) -> Vec<Vec<String>> {
 /// Leaves whose last token is a value (a new `set` replaces the old value).
 fn is_leaf(path: &[String]) -> bool {
     let leaf = [
-        "admin-state", "description", "mtu", "vlan-tagging", "type", "vlan-id", "lag-type", "aggregate-id",
-        "lacp-mode", "member-speed", "vni", "evi", "ecmp",
+        "admin-state",
+        "description",
+        "mtu",
+        "vlan-tagging",
+        "type",
+        "vlan-id",
+        "lag-type",
+        "aggregate-id",
+        "lacp-mode",
+        "member-speed",
+        "vni",
+        "evi",
+        "ecmp",
     ];
     path.len() >= 2 && leaf.contains(&path[path.len() - 2].as_str())
 }
@@ -41,7 +59,13 @@ fn derive(cfg: &mut Config, inventory: &[String]) {
     let st = flat(cfg);
     let get = |prefix: &[&str]| -> Vec<Vec<String>> {
         st.iter()
-            .filter(|p| p.len() > prefix.len() && prefix.iter().zip(p.iter()).all(|(a, b)| *a == "*" || a == b))
+            .filter(|p| {
+                p.len() > prefix.len()
+                    && prefix
+                        .iter()
+                        .zip(p.iter())
+                        .all(|(a, b)| *a == "*" || a == b)
+            })
             .cloned()
             .collect()
     };
@@ -59,10 +83,22 @@ fn derive(cfg: &mut Config, inventory: &[String]) {
     for s in get(&["network-instance", "*", "type"]) {
         if s.get(3).map(String::as_str) == Some("mac-vrf") {
             let name = s[1].clone();
-            let digits: String = name.chars().rev().take_while(|c| c.is_ascii_digit()).collect::<Vec<_>>().into_iter().rev().collect();
+            let digits: String = name
+                .chars()
+                .rev()
+                .take_while(|c| c.is_ascii_digit())
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
             let desc = st
                 .iter()
-                .find(|p| p.len() == 4 && p[0] == "network-instance" && p[1] == name && p[2] == "description")
+                .find(|p| {
+                    p.len() == 4
+                        && p[0] == "network-instance"
+                        && p[1] == name
+                        && p[2] == "description"
+                })
                 .map(|p| p[3].clone())
                 .unwrap_or_default();
             if let Some(id) = crate::model::parse_vlan(&digits) {
@@ -71,37 +107,67 @@ fn derive(cfg: &mut Config, inventory: &[String]) {
         }
     }
     for (name, id, desc) in &nis {
-        cfg.vlan_mut(*id).name = if desc.is_empty() { name.clone() } else { desc.clone() };
+        cfg.vlan_mut(*id).name = if desc.is_empty() {
+            name.clone()
+        } else {
+            desc.clone()
+        };
     }
     // LAGs
     for s in get(&["interface", "*", "lag", "lag-type"]) {
         if s[1].starts_with("lag") {
-            cfg.lags.insert(s[1].clone(), Lag::new(if s[4] == "lacp" { "lacp" } else { "static" }));
+            cfg.lags.insert(
+                s[1].clone(),
+                Lag::new(if s[4] == "lacp" { "lacp" } else { "static" }),
+            );
         }
     }
-    for s in st.iter().filter(|p| p.len() == 2 && p[0] == "interface" && p[1].starts_with("lag")) {
-        cfg.lags.entry(s[1].clone()).or_insert_with(|| Lag::new("static"));
+    for s in st
+        .iter()
+        .filter(|p| p.len() == 2 && p[0] == "interface" && p[1].starts_with("lag"))
+    {
+        cfg.lags
+            .entry(s[1].clone())
+            .or_insert_with(|| Lag::new("static"));
     }
     for s in get(&["interface", "*", "ethernet", "aggregate-id"]) {
         let lag = s[4].clone();
-        let mode = cfg.lags.get(&lag).map_or("static".to_string(), |l| l.mode.clone());
+        let mode = cfg
+            .lags
+            .get(&lag)
+            .map_or("static".to_string(), |l| l.mode.clone());
         cfg.join_lag(&s[1], &lag, &mode);
     }
     // per-interface leaves and membership
     let names: Vec<String> = cfg.ports.keys().chain(cfg.lags.keys()).cloned().collect();
     for n in names {
-        let mine: Vec<&Vec<String>> = st.iter().filter(|p| p.len() >= 3 && p[0] == "interface" && p[1] == n).collect();
+        let mine: Vec<&Vec<String>> = st
+            .iter()
+            .filter(|p| p.len() >= 3 && p[0] == "interface" && p[1] == n)
+            .collect();
         let mut untagged = None;
         let mut tagged = Vec::new();
         for (ni, id, _) in &nis {
-            for s in st.iter().filter(|p| p.len() == 4 && p[0] == "network-instance" && &p[1] == ni && p[2] == "interface") {
-                let Some((ifn, sub)) = s[3].rsplit_once('.') else { continue };
+            for s in st.iter().filter(|p| {
+                p.len() == 4 && p[0] == "network-instance" && &p[1] == ni && p[2] == "interface"
+            }) {
+                let Some((ifn, sub)) = s[3].rsplit_once('.') else {
+                    continue;
+                };
                 if ifn != n {
                     continue;
                 }
                 let encap = mine
                     .iter()
-                    .find(|p| p.len() >= 9 && p[2] == "subinterface" && p[3] == sub && p[4] == "vlan" && p[5] == "encap" && p[6] == "single-tagged" && p[7] == "vlan-id")
+                    .find(|p| {
+                        p.len() >= 9
+                            && p[2] == "subinterface"
+                            && p[3] == sub
+                            && p[4] == "vlan"
+                            && p[5] == "encap"
+                            && p[6] == "single-tagged"
+                            && p[7] == "vlan-id"
+                    })
                     .and_then(|p| crate::model::parse_vlan(&p[8]));
                 match encap {
                     Some(v) => tagged.push(v.max(*id).min(v)),
@@ -125,16 +191,31 @@ fn derive(cfg: &mut Config, inventory: &[String]) {
 impl Srl {
     /// A session in running mode.
     pub fn new(env: &Env) -> Srl {
-        Srl { host: env.hostname.clone(), faults: env.faults.clone(), cand: None, private: false }
+        Srl {
+            host: env.hostname.clone(),
+            faults: env.faults.clone(),
+            cand: None,
+            private: false,
+        }
     }
 
     fn err(out: &mut Out, msg: impl AsRef<str>) {
         out.fail(format!("Error: {}", msg.as_ref()));
     }
 
-    fn edit(&mut self, del: bool, path: &[String], line: &str, st: &mut DeviceState, out: &mut Out) {
+    fn edit(
+        &mut self,
+        del: bool,
+        path: &[String],
+        line: &str,
+        st: &mut DeviceState,
+        out: &mut Out,
+    ) {
         let Some(cand) = self.cand.as_mut() else {
-            Self::err(out, "Cannot execute 'set' or 'delete' in running mode. Use 'enter candidate' first.");
+            Self::err(
+                out,
+                "Cannot execute 'set' or 'delete' in running mode. Use 'enter candidate' first.",
+            );
             return;
         };
         let Some(top) = path.first() else {
@@ -142,7 +223,10 @@ impl Srl {
             return;
         };
         if !TOPS.contains(&top.as_str()) {
-            out.fail(format!("Parsing error: Unknown token '{top}'. Options are [{}]", TOPS.join(", ")));
+            out.fail(format!(
+                "Parsing error: Unknown token '{top}'. Options are [{}]",
+                TOPS.join(", ")
+            ));
             return;
         }
         if top == "interface" {
@@ -150,15 +234,32 @@ impl Srl {
                 Self::err(out, "Incomplete command");
                 return;
             };
-            let ok_name = st.running.ports.contains_key(n) || n.starts_with("lag") || n == "mgmt0" || n == "system0" || n.starts_with("irb");
+            let ok_name = st.running.ports.contains_key(n)
+                || n.starts_with("lag")
+                || n == "mgmt0"
+                || n == "system0"
+                || n.starts_with("irb");
             if !ok_name {
                 Self::err(out, format!("Invalid value '{n}' for key 'name' of list 'interface': interface does not exist on this platform"));
                 return;
             }
             if let Some(k) = path.get(2) {
-                let known = ["admin-state", "description", "mtu", "vlan-tagging", "subinterface", "ethernet", "lag", "tpid", "loopback-mode"];
+                let known = [
+                    "admin-state",
+                    "description",
+                    "mtu",
+                    "vlan-tagging",
+                    "subinterface",
+                    "ethernet",
+                    "lag",
+                    "tpid",
+                    "loopback-mode",
+                ];
                 if !known.contains(&k.as_str()) {
-                    out.fail(format!("Parsing error: Unknown token '{k}'. Options are [{}]", known.join(", ")));
+                    out.fail(format!(
+                        "Parsing error: Unknown token '{k}'. Options are [{}]",
+                        known.join(", ")
+                    ));
                     return;
                 }
             }
@@ -172,11 +273,15 @@ impl Srl {
                 statements.retain(|s| !(s.len() == path.len() && s[..key.len()] == *key));
             }
             statements.retain(|s| !(s.len() < path.len() && path[..s.len()] == s[..]));
-            if !statements.iter().any(|s| s.len() >= path.len() && s[..path.len()] == *path) {
+            if !statements
+                .iter()
+                .any(|s| s.len() >= path.len() && s[..path.len()] == *path)
+            {
                 statements.push(path.to_vec());
             }
         }
-        cand.extra.insert("srl".into(), serde_json::json!(statements));
+        cand.extra
+            .insert("srl".into(), serde_json::json!(statements));
         let inv: Vec<String> = st.running.ports.keys().cloned().collect();
         derive(cand, &inv);
         if !matches!(top.as_str(), "interface" | "network-instance") {
@@ -200,7 +305,11 @@ impl Cli for Srl {
     }
 
     fn mode(&self) -> String {
-        if self.cand.is_some() { "candidate".into() } else { "running".into() }
+        if self.cand.is_some() {
+            "candidate".into()
+        } else {
+            "running".into()
+        }
     }
 
     fn handle(&mut self, line: &str, st: &mut DeviceState, out: &mut Out) -> Flow {
@@ -305,6 +414,9 @@ impl Cli for Srl {
 
     fn reject(&mut self, line: &str, out: &mut Out) {
         let w = words(line);
-        out.fail(format!("Parsing error: Unknown token '{}'.", w.last().cloned().unwrap_or_default()));
+        out.fail(format!(
+            "Parsing error: Unknown token '{}'.",
+            w.last().cloned().unwrap_or_default()
+        ));
     }
 }

@@ -82,9 +82,25 @@ impl Vrp {
     pub fn new(env: &Env) -> Vrp {
         let p = env.platform;
         let types = match p {
-            Huawei => vec!["GigabitEthernet", "XGigabitEthernet", "Eth-Trunk", "Vlanif", "LoopBack", "MEth", "NULL"],
+            Huawei => vec![
+                "GigabitEthernet",
+                "XGigabitEthernet",
+                "Eth-Trunk",
+                "Vlanif",
+                "LoopBack",
+                "MEth",
+                "NULL",
+            ],
             HuaweiVrpv8 => vec!["GE", "Eth-Trunk", "Vlanif", "LoopBack", "MEth", "NULL"],
-            _ => vec!["GigabitEthernet", "Ten-GigabitEthernet", "Bridge-Aggregation", "Vlan-interface", "LoopBack", "M-GigabitEthernet", "NULL"],
+            _ => vec![
+                "GigabitEthernet",
+                "Ten-GigabitEthernet",
+                "Bridge-Aggregation",
+                "Vlan-interface",
+                "LoopBack",
+                "M-GigabitEthernet",
+                "NULL",
+            ],
         };
         let (save, paging_off): (&'static str, &'static str) = match p {
             HpeComware => ("save [force]", "screen-length disable"),
@@ -100,7 +116,10 @@ impl Vrp {
                 (paging_off, "paging-off"),
                 ("screen-width <num:80-512>", "noop"),
                 ("display current-configuration", "display-cur"),
-                ("display current-configuration interface <if>", "display-cur"),
+                (
+                    "display current-configuration interface <if>",
+                    "display-cur",
+                ),
                 ("display saved-configuration", "display-saved"),
                 ("display vlan [<rest>]", "display-vlan"),
                 ("display interface brief", "display-brief"),
@@ -138,8 +157,14 @@ impl Vrp {
             ],
         );
         match p {
-            HpeComware => sys_g.extend(&[("vlan <vlan> to <vlan>", "vlan-range"), ("undo vlan <vlan> to <vlan>", "undo-vlan-range")]),
-            _ => sys_g.extend(&[("vlan batch <rest>", "vlan-batch"), ("undo vlan batch <rest>", "undo-vlan-batch")]),
+            HpeComware => sys_g.extend(&[
+                ("vlan <vlan> to <vlan>", "vlan-range"),
+                ("undo vlan <vlan> to <vlan>", "undo-vlan-range"),
+            ]),
+            _ => sys_g.extend(&[
+                ("vlan batch <rest>", "vlan-batch"),
+                ("undo vlan batch <rest>", "undo-vlan-batch"),
+            ]),
         }
         if p == HuaweiVrpv8 {
             sys_g.extend(&[("commit [<rest>]", "commit"), ("abort", "abort")]);
@@ -222,7 +247,13 @@ impl Vrp {
         );
         let other_g = Grammar::new(
             true,
-            &[("quit", "quit"), ("return", "return"), ("commit", "commit"), ("undo <rest>", "unmodelled"), ("<rest>", "unmodelled")],
+            &[
+                ("quit", "quit"),
+                ("return", "return"),
+                ("commit", "commit"),
+                ("undo <rest>", "unmodelled"),
+                ("<rest>", "unmodelled"),
+            ],
         );
         Vrp {
             p,
@@ -231,7 +262,11 @@ impl Vrp {
             ask: None,
             faults: env.faults.clone(),
             paging: true,
-            naming: IfNaming { types, sep: "", bare_numbers: false },
+            naming: IfNaming {
+                types,
+                sep: "",
+                bare_numbers: false,
+            },
             cand: None,
             user_g,
             sys_g,
@@ -247,7 +282,11 @@ impl Vrp {
 
     fn view_prompt(&self) -> String {
         let mark = if self.p == HuaweiVrpv8 {
-            if self.cand.is_some() { "*" } else { "~" }
+            if self.cand.is_some() {
+                "*"
+            } else {
+                "~"
+            }
         } else {
             ""
         };
@@ -339,21 +378,33 @@ impl Vrp {
         }
         let comware = self.p == HpeComware;
         if let Some(a) = *l2.access_vlan {
-            v.push(if comware { format!(" port access vlan {a}") } else { format!(" port default vlan {a}") });
+            v.push(if comware {
+                format!(" port access vlan {a}")
+            } else {
+                format!(" port default vlan {a}")
+            });
         }
         if let Some(nv) = *l2.native_vlan {
             v.push(format!(" port trunk pvid vlan {nv}"));
         }
         if !l2.allowed.is_empty() {
             let list = vlan_ranges(l2.allowed, " ", " to ");
-            v.push(if comware { format!(" port trunk permit vlan {list}") } else { format!(" port trunk allow-pass vlan {list}") });
+            v.push(if comware {
+                format!(" port trunk permit vlan {list}")
+            } else {
+                format!(" port trunk allow-pass vlan {list}")
+            });
         }
         if let Some(m) = *l2.mtu {
             v.push(format!(" jumboframe enable {m}"));
         }
         if let Some(l) = lag {
             let num = l.trim_start_matches(lag_prefix(self.p));
-            v.push(if comware { format!(" port link-aggregation group {num}") } else { format!(" eth-trunk {num}") });
+            v.push(if comware {
+                format!(" port link-aggregation group {num}")
+            } else {
+                format!(" eth-trunk {num}")
+            });
         }
         if !*l2.admin_up {
             v.push(" shutdown".into());
@@ -407,7 +458,9 @@ impl Vrp {
         };
         let mut verdict = g.parse(line, &self.naming);
         // Like VRP, system-view commands also work from interface / VLAN views.
-        if matches!(verdict, Verdict::Invalid(_)) && matches!(self.mode, Mode::If(_) | Mode::Vlan(_)) {
+        if matches!(verdict, Verdict::Invalid(_))
+            && matches!(self.mode, Mode::If(_) | Mode::Vlan(_))
+        {
             if let Verdict::Ok(a, args) = self.sys_g.parse(line, &self.naming) {
                 if a != "quit" && a != "return" {
                     verdict = Verdict::Ok(a, args);
@@ -417,8 +470,15 @@ impl Vrp {
         let (act, a) = match verdict {
             Verdict::Ok(act, a) => (act, a),
             Verdict::Invalid(at) => {
-                let tok = line[at.min(line.len())..].split_whitespace().next().unwrap_or("");
-                let what = if at > 0 && tok.starts_with(|c: char| c.is_ascii_digit()) { "Wrong parameter" } else { "Unrecognized command" };
+                let tok = line[at.min(line.len())..]
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("");
+                let what = if at > 0 && tok.starts_with(|c: char| c.is_ascii_digit()) {
+                    "Wrong parameter"
+                } else {
+                    "Unrecognized command"
+                };
                 self.err_caret(line, at, what, out);
                 return Flow::Continue;
             }
@@ -481,7 +541,11 @@ impl Vrp {
                 }
             }
             "display-cur" | "display-saved" => {
-                let cfg = if act == "display-saved" { st.saved.clone() } else { st.running.clone() };
+                let cfg = if act == "display-saved" {
+                    st.saved.clone()
+                } else {
+                    st.running.clone()
+                };
                 let iface = match a.first() {
                     Some(x) => match self.naming.canon(&x.text()).filter(|n| cfg.has_if(n)) {
                         Some(n) => Some(n),
@@ -513,8 +577,21 @@ impl Vrp {
                     let ports: Vec<String> = cfg
                         .ports
                         .iter()
-                        .filter(|(_, p)| p.access_vlan == Some(id) || p.allowed_vlans.contains(&id) || p.native_vlan == Some(id))
-                        .map(|(n, p)| format!("{}:{n}", if p.allowed_vlans.contains(&id) { "TG" } else { "UT" }))
+                        .filter(|(_, p)| {
+                            p.access_vlan == Some(id)
+                                || p.allowed_vlans.contains(&id)
+                                || p.native_vlan == Some(id)
+                        })
+                        .map(|(n, p)| {
+                            format!(
+                                "{}:{n}",
+                                if p.allowed_vlans.contains(&id) {
+                                    "TG"
+                                } else {
+                                    "UT"
+                                }
+                            )
+                        })
                         .collect();
                     out.line(format!("{id:<4} common  {}", ports.join(" ")));
                 }
@@ -617,17 +694,28 @@ fn config_act(
         }
         "vlan-desc" | "vlan-undo-desc" => {
             if let Mode::Vlan(id) = mode {
-                cfg.vlan_mut(*id).name = if act == "vlan-desc" { a.s(0) } else { String::new() };
+                cfg.vlan_mut(*id).name = if act == "vlan-desc" {
+                    a.s(0)
+                } else {
+                    String::new()
+                };
             }
             return Ok(None);
         }
         "interface" => {
             let typed = a.s(0);
-            let n = naming.canon(&typed).ok_or("Error: Wrong parameter found at '^' position.")?;
+            let n = naming
+                .canon(&typed)
+                .ok_or("Error: Wrong parameter found at '^' position.")?;
             if !cfg.has_if(&n) {
                 if n.starts_with(lagp) {
                     cfg.lags.insert(n.clone(), Lag::new("static"));
-                } else if n.starts_with("Vlan") || n.starts_with("LoopBack") || n.starts_with("MEth") || n.starts_with("M-Gig") || n.starts_with("NULL") {
+                } else if n.starts_with("Vlan")
+                    || n.starts_with("LoopBack")
+                    || n.starts_with("MEth")
+                    || n.starts_with("M-Gig")
+                    || n.starts_with("NULL")
+                {
                     return Ok(Some(Mode::Other(n)));
                 } else {
                     return Err("Error: Wrong parameter found at '^' position.".into());
@@ -636,7 +724,9 @@ fn config_act(
             return Ok(Some(Mode::If(n)));
         }
         "undo-interface" => {
-            let n = naming.canon(&a.s(0)).ok_or("Error: Wrong parameter found at '^' position.")?;
+            let n = naming
+                .canon(&a.s(0))
+                .ok_or("Error: Wrong parameter found at '^' position.")?;
             if cfg.lags.contains_key(&n) {
                 cfg.del_lag(&n);
                 return Ok(None);
@@ -658,7 +748,10 @@ fn config_act(
             if p != HpeComware && !cfg.lags.contains_key(&lag) {
                 return Err(format!("Error: The {lag} does not exist."));
             }
-            let m = cfg.lags.get(&lag).map_or("static".to_string(), |l| l.mode.clone());
+            let m = cfg
+                .lags
+                .get(&lag)
+                .map_or("static".to_string(), |l| l.mode.clone());
             cfg.join_lag(&n, &lag, &m);
             return Ok(None);
         }
@@ -671,7 +764,11 @@ fn config_act(
                 return Err("Error: Unrecognized command found at '^' position.".into());
             };
             let m = a.s(0);
-            l.mode = if act == "lag-mode" && (m == "lacp" || m == "lacp-static" || m == "dynamic") { "lacp".into() } else { "static".into() };
+            l.mode = if act == "lag-mode" && (m == "lacp" || m == "lacp-static" || m == "dynamic") {
+                "lacp".into()
+            } else {
+                "static".into()
+            };
             return Ok(None);
         }
         _ => {}
@@ -682,13 +779,17 @@ fn config_act(
         if cur == Some(want) {
             Ok(())
         } else if comware {
-            Err(format!("Please set the link type of the port to {want} first."))
+            Err(format!(
+                "Please set the link type of the port to {want} first."
+            ))
         } else {
             Err("Error: Please renew the default configurations.".into())
         }
     };
     let snapshot = cfg.clone();
-    let Some(mut l2) = cfg.l2(&n) else { return Ok(None) };
+    let Some(mut l2) = cfg.l2(&n) else {
+        return Ok(None);
+    };
     match act {
         "shutdown" => *l2.admin_up = false,
         "undo-shutdown" => *l2.admin_up = true,
@@ -699,7 +800,11 @@ fn config_act(
         "link-type" => {
             let t = a.s(0);
             let cur = l2.mode.clone();
-            if cur.is_some() && cur.as_deref() != Some(&t) && (l2.access_vlan.is_some() || !l2.allowed.is_empty()) && !comware {
+            if cur.is_some()
+                && cur.as_deref() != Some(&t)
+                && (l2.access_vlan.is_some() || !l2.allowed.is_empty())
+                && !comware
+            {
                 return Err("Error: Please renew the default configurations.".into());
             }
             l2.set_mode(Some(&t));
@@ -721,9 +826,21 @@ fn config_act(
         "undo-access" => *l2.access_vlan = None,
         "trunk-add" | "trunk-remove" => {
             if act == "trunk-add" {
-                needs("trunk", l2.mode.as_deref()).or_else(|e| if l2.mode.as_deref() == Some("hybrid") { Ok(()) } else { Err(e) })?;
+                needs("trunk", l2.mode.as_deref()).or_else(|e| {
+                    if l2.mode.as_deref() == Some("hybrid") {
+                        Ok(())
+                    } else {
+                        Err(e)
+                    }
+                })?;
             }
-            let ids = vrp_list(&a.s(0)).ok_or_else(|| if comware { "% Wrong parameter found at '^' position.".to_string() } else { "Error: Wrong parameter found at '^' position.".to_string() })?;
+            let ids = vrp_list(&a.s(0)).ok_or_else(|| {
+                if comware {
+                    "% Wrong parameter found at '^' position.".to_string()
+                } else {
+                    "Error: Wrong parameter found at '^' position.".to_string()
+                }
+            })?;
             if act == "trunk-add" {
                 l2.allow_add(&ids);
             } else {

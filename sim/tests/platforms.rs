@@ -63,7 +63,10 @@ fn cisco_ios_access_trunk_save() {
     assert_eq!(p6["allowed_vlans"], json!([120, 130]));
     assert_eq!(p6["description"], "uplink to node-6");
     assert_eq!(p6["mtu"], 9000);
-    assert_eq!(st["running"]["lags"]["Port-channel10"]["members"], json!(["GigabitEthernet1/0/7", "GigabitEthernet1/0/8"]));
+    assert_eq!(
+        st["running"]["lags"]["Port-channel10"]["members"],
+        json!(["GigabitEthernet1/0/7", "GigabitEthernet1/0/8"])
+    );
     assert_eq!(st["running"]["lags"]["Port-channel10"]["mode"], "lacp");
     assert_eq!(port(&st, "GigabitEthernet1/0/7")["lag"], "Port-channel10");
     assert_eq!(st["saved"], st["running"]);
@@ -76,15 +79,29 @@ fn cisco_ios_typos_are_errors_with_caret() {
     let r = session(
         "cisco_ios",
         &s,
-        &["conifgure terminal", "conf t", "int gi1/0/5", "swithport mode access", "switchport mode", "s", "int gi9/0/1"],
+        &[
+            "conifgure terminal",
+            "conf t",
+            "int gi1/0/5",
+            "swithport mode access",
+            "switchport mode",
+            "s",
+            "int gi9/0/1",
+        ],
     );
     let out = r.stdout;
-    assert!(out.contains("leaf1#conifgure terminal\n      ^\n% Invalid input detected at '^' marker."), "{out}");
+    assert!(
+        out.contains("leaf1#conifgure terminal\n      ^\n% Invalid input detected at '^' marker."),
+        "{out}"
+    );
     assert!(out.contains("leaf1(config-if)#swithport mode access\n                 ^\n% Invalid input detected at '^' marker."), "{out}");
     assert!(out.contains("% Incomplete command."));
     assert!(out.contains("% Ambiguous command:  \"s\""));
     assert_eq!(out.matches("% Invalid input").count(), 3, "{out}");
-    assert_eq!(port(&state(&s), "GigabitEthernet1/0/5")["mode"], json!(null));
+    assert_eq!(
+        port(&state(&s), "GigabitEthernet1/0/5")["mode"],
+        json!(null)
+    );
 }
 
 #[test]
@@ -93,7 +110,14 @@ fn cisco_ios_enable_secret() {
     let s = t.path("s.json");
     let sp = s.to_str().unwrap();
     let r = run(
-        &["--platform", "cisco_ios", "--state", sp, "--enable-secret", "s3cret"],
+        &[
+            "--platform",
+            "cisco_ios",
+            "--state",
+            sp,
+            "--enable-secret",
+            "s3cret",
+        ],
         "enable\nwrong\nwrong\nwrong\nenable\ns3cret\nshow privilege\n",
         &[],
     );
@@ -107,11 +131,19 @@ fn cisco_ios_enable_secret() {
 fn cisco_ios_pages_until_terminal_length_0() {
     let t = Tmp::new("ios-page");
     let s = t.path("s.json");
-    let r = session("cisco_ios", &s, &["show running-config", " ", " ", " ", "q"]);
+    let r = session(
+        "cisco_ios",
+        &s,
+        &["show running-config", " ", " ", " ", "q"],
+    );
     assert!(r.stdout.contains(" --More-- "), "{}", r.stdout);
     let t2 = Tmp::new("ios-nopage");
     let s2 = t2.path("s.json");
-    let r = session("cisco_ios", &s2, &["terminal length 0", "show running-config"]);
+    let r = session(
+        "cisco_ios",
+        &s2,
+        &["terminal length 0", "show running-config"],
+    );
     assert!(!r.stdout.contains("--More--"));
     assert!(r.stdout.contains("interface TenGigabitEthernet1/1/4"));
 }
@@ -184,7 +216,12 @@ fn arista_eos_native_and_save() {
     );
     assert!(r.stdout.contains("leaf1(config-vlan-120)#"), "{}", r.stdout);
     assert!(r.stdout.contains("leaf1(config-if-Et5)#"));
-    assert!(r.stdout.contains("% Invalid input (at token 0: 'switchprot')"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("% Invalid input (at token 0: 'switchprot')"),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.contains("Copy completed successfully."));
     let st = state(&s);
     assert_eq!(port(&st, "Ethernet5")["native_vlan"], 120);
@@ -217,7 +254,11 @@ fn dell_os10_vlan_interface_and_trunk() {
     );
     assert!(r.stdout.contains("leaf1(conf-if-vl-120)# "), "{}", r.stdout);
     assert!(r.stdout.contains("leaf1(conf-if-eth1/1/5)# "));
-    assert!(r.stdout.contains("% Error: vlan130 does not exist."), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("% Error: vlan130 does not exist."),
+        "{}",
+        r.stdout
+    );
     let st = state(&s);
     assert_eq!(st["running"]["vlans"]["120"]["name"], "net-120");
     let p = port(&st, "ethernet1/1/5");
@@ -245,7 +286,10 @@ fn dell_force10_tagged_untagged() {
     );
     let st = state(&s);
     assert_eq!(port(&st, "TenGigabitEthernet1/5")["access_vlan"], 120);
-    assert_eq!(port(&st, "TenGigabitEthernet1/6")["allowed_vlans"], json!([130]));
+    assert_eq!(
+        port(&st, "TenGigabitEthernet1/6")["allowed_vlans"],
+        json!([130])
+    );
 }
 
 #[test]
@@ -290,7 +334,16 @@ fn cisco_s300_ruijie_smis_ios_like_access() {
         let r = session(
             p,
             &s,
-            &["configure terminal", "vlan 120", "name net", "exit", &iface_cmd, "switchport mode access", "switchport access vlan 120", "end"],
+            &[
+                "configure terminal",
+                "vlan 120",
+                "name net",
+                "exit",
+                &iface_cmd,
+                "switchport mode access",
+                "switchport access vlan 120",
+                "end",
+            ],
         );
         let st = state(&s);
         assert_eq!(port(&st, key)["access_vlan"], 120, "{p}: {}", r.stdout);
@@ -305,9 +358,22 @@ fn brocade_fastiron_vlan_untagged() {
     let r = session(
         "brocade_fastiron",
         &s,
-        &["skip-page-display", "configure terminal", "vlan 120 by port", "name net-120", "untagged ether 1/1/5", "tagged ethe 1/1/6 to 1/1/7", "exit", "write memory"],
+        &[
+            "skip-page-display",
+            "configure terminal",
+            "vlan 120 by port",
+            "name net-120",
+            "untagged ether 1/1/5",
+            "tagged ethe 1/1/6 to 1/1/7",
+            "exit",
+            "write memory",
+        ],
     );
-    assert!(r.stdout.contains("SSH@leaf1(config-vlan-120)#"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("SSH@leaf1(config-vlan-120)#"),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.contains("Write startup-config done."));
     let st = state(&s);
     assert_eq!(port(&st, "ethernet1/1/5")["access_vlan"], 120);
@@ -321,9 +387,25 @@ fn mellanox_onyx_ethernet_access() {
     let r = session(
         "mellanox_mlnxos",
         &s,
-        &["no cli session paging enable", "configure terminal", "vlan 120", "name 4f8b", "exit", "interface ethernet 1/5", "switchport mode access", "switchport access vlan 120", "exit", "write memory"],
+        &[
+            "no cli session paging enable",
+            "configure terminal",
+            "vlan 120",
+            "name 4f8b",
+            "exit",
+            "interface ethernet 1/5",
+            "switchport mode access",
+            "switchport access vlan 120",
+            "exit",
+            "write memory",
+        ],
     );
-    assert!(r.stdout.contains("leaf1 [standalone: master] (config interface ethernet 1/5) # "), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("leaf1 [standalone: master] (config interface ethernet 1/5) # "),
+        "{}",
+        r.stdout
+    );
     let st = state(&s);
     assert_eq!(port(&st, "Eth1/5")["access_vlan"], 120);
     assert_eq!(st["saved"], st["running"]);
@@ -375,7 +457,9 @@ fn juniper_private_commit_and_discard() {
     assert!(r.stdout.contains("user@leaf1> "), "{}", r.stdout);
     assert!(r.stdout.contains("[edit]\nuser@leaf1# "));
     assert!(r.stdout.contains("commit complete"));
-    assert!(r.stdout.contains("Exit with uncommitted changes? [yes,no] (yes) "));
+    assert!(r
+        .stdout
+        .contains("Exit with uncommitted changes? [yes,no] (yes) "));
     let st = state(&s);
     let p = port(&st, "ge-0/0/5");
     assert_eq!(p["mode"], "access");
@@ -407,7 +491,11 @@ fn juniper_ngs_trunk_and_commit_errors() {
             "commit and-quit",
         ],
     );
-    assert!(r.stdout.contains("error: configuration check-out failed"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("error: configuration check-out failed"),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.contains("syntax error."));
     assert!(r.stdout.contains("Exiting configuration mode"));
     let st = state(&s);
@@ -420,12 +508,29 @@ fn juniper_ngs_trunk_and_commit_errors() {
 fn juniper_shared_candidate_persists_and_rollback() {
     let t = Tmp::new("junos3");
     let s = t.path("s.json");
-    session("juniper", &s, &["configure", "set interfaces ge-0/0/3 disable", "exit", "yes"]);
+    session(
+        "juniper",
+        &s,
+        &[
+            "configure",
+            "set interfaces ge-0/0/3 disable",
+            "exit",
+            "yes",
+        ],
+    );
     let st = state(&s);
     assert_eq!(st["pending"]["ports"]["ge-0/0/3"]["admin_up"], false);
     assert_eq!(port(&st, "ge-0/0/3")["admin_up"], true);
-    let r = session("juniper", &s, &["configure", "show | compare", "rollback 0", "exit"]);
-    assert!(r.stdout.contains("+ interfaces ge-0/0/3 disable"), "{}", r.stdout);
+    let r = session(
+        "juniper",
+        &s,
+        &["configure", "show | compare", "rollback 0", "exit"],
+    );
+    assert!(
+        r.stdout.contains("+ interfaces ge-0/0/3 disable"),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.contains("load complete"));
     assert_eq!(state(&s)["pending"], json!(null));
 }
@@ -436,10 +541,22 @@ fn cumulus_nvue_pending_apply_save() {
     let s = t.path("s.json");
     let e = |c: &str| exec("cumulus_nvue", &s, c);
     assert_eq!(e("nv set bridge domain br_default vlan 120").code, 0);
-    assert_eq!(e("nv unset interface swp5 bridge domain br_default untagged").code, 0);
-    assert_eq!(e("nv set interface swp5 bridge domain br_default access 120").code, 0);
-    assert_eq!(e("nv set interface swp6 bridge domain br_default untagged 120").code, 0);
-    assert_eq!(e("nv set interface swp6 bridge domain br_default vlan 120").code, 0);
+    assert_eq!(
+        e("nv unset interface swp5 bridge domain br_default untagged").code,
+        0
+    );
+    assert_eq!(
+        e("nv set interface swp5 bridge domain br_default access 120").code,
+        0
+    );
+    assert_eq!(
+        e("nv set interface swp6 bridge domain br_default untagged 120").code,
+        0
+    );
+    assert_eq!(
+        e("nv set interface swp6 bridge domain br_default vlan 120").code,
+        0
+    );
     assert_eq!(e("nv set interface swp5 link state up").code, 0);
     let st = state(&s);
     assert_eq!(st["pending"]["ports"]["swp5"]["access_vlan"], 120);
@@ -466,13 +583,25 @@ fn cumulus_nvue_pending_apply_save() {
 fn cumulus_nvue_errors_and_detach() {
     let t = Tmp::new("nvue2");
     let s = t.path("s.json");
-    let r = exec("cumulus_nvue", &s, "nv set interface swp5 bridge domain br_default acess 120");
+    let r = exec(
+        "cumulus_nvue",
+        &s,
+        "nv set interface swp5 bridge domain br_default acess 120",
+    );
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("Error"));
     let r = exec("cumulus_nvue", &s, "nv set interface swp99 link state up");
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("Config invalid at"));
-    assert_eq!(exec("cumulus_nvue", &s, "nv set interface swp5 bridge domain br_default access 130").code, 0);
+    assert_eq!(
+        exec(
+            "cumulus_nvue",
+            &s,
+            "nv set interface swp5 bridge domain br_default access 130"
+        )
+        .code,
+        0
+    );
     let r = exec("cumulus_nvue", &s, "nv config apply -y");
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("VLAN 130"));
@@ -498,8 +627,14 @@ fn cumulus_nclu_add_commit_abort() {
     assert_eq!(e("net commit").code, 0);
     let st = state(&s);
     assert_eq!(port(&st, "swp5")["access_vlan"], 120);
-    assert_eq!(st["running"]["lags"]["bond1"]["members"], json!(["swp7", "swp8"]));
-    assert_eq!(st["running"]["lags"]["bond1"]["allowed_vlans"], json!([120]));
+    assert_eq!(
+        st["running"]["lags"]["bond1"]["members"],
+        json!(["swp7", "swp8"])
+    );
+    assert_eq!(
+        st["running"]["lags"]["bond1"]["allowed_vlans"],
+        json!([120])
+    );
     assert_eq!(st["saved"], st["running"]);
     assert_eq!(e("net add interface swp6 link down").code, 0);
     assert_eq!(e("net abort").code, 0);
@@ -518,7 +653,9 @@ fn sonic_config_vlan_members_and_save() {
         let r = e("config vlan member add 130 Ethernet8");
         assert_eq!(r.code, 2);
         assert!(r.stderr.contains("Vlan130 doesn't exist"));
-        assert!(e("config vlan member add 120 Ethernet999").stderr.contains("Interface name is invalid!!"));
+        assert!(e("config vlan member add 120 Ethernet999")
+            .stderr
+            .contains("Interface name is invalid!!"));
         assert!(e("config vlna add 5").stderr.contains("No such command"));
         assert_eq!(e("config interface startup Ethernet4").code, 0);
         assert_eq!(e("config save -y").code, 0);
@@ -535,9 +672,15 @@ fn sonic_config_vlan_members_and_save() {
 fn sonic_save_confirmation_interactive() {
     let t = Tmp::new("sonic-i");
     let s = t.path("s.json");
-    let r = session("sonic", &s, &["sudo config vlan add 120", "sudo config save", "y", "exit"]);
+    let r = session(
+        "sonic",
+        &s,
+        &["sudo config vlan add 120", "sudo config save", "y", "exit"],
+    );
     assert!(r.stdout.contains("admin@sonic:~$ "));
-    assert!(r.stdout.contains("Existing files will be overwritten, continue? [y/N]: "));
+    assert!(r
+        .stdout
+        .contains("Existing files will be overwritten, continue? [y/N]: "));
     let st = state(&s);
     assert_eq!(st["saved"], st["running"]);
 }
@@ -549,7 +692,10 @@ fn ovs_linux_ngs_and_plug() {
     let e = |c: &str| exec("ovs_linux", &s, c);
     assert_eq!(e("ovs-vsctl set port eth1 vlan_mode=access").code, 0);
     assert_eq!(e("ovs-vsctl set port eth1 tag=120").code, 0);
-    assert_eq!(e("ovs-vsctl set port eth2 vlan_mode=native-untagged").code, 0);
+    assert_eq!(
+        e("ovs-vsctl set port eth2 vlan_mode=native-untagged").code,
+        0
+    );
     assert_eq!(e("ovs-vsctl set port eth2 tag=10").code, 0);
     assert_eq!(e("ovs-vsctl add port eth2 trunks 120").code, 0);
     assert_eq!(e("ovs-vsctl add port eth2 trunks 130").code, 0);
@@ -557,14 +703,19 @@ fn ovs_linux_ngs_and_plug() {
     let r = e("ovs-vsctl set port eth99 tag=1");
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("no row \"eth99\" in table Port"));
-    assert!(e("ovs-vsctl sett port eth1 tag=1").stderr.contains("unknown command 'sett'"));
+    assert!(e("ovs-vsctl sett port eth1 tag=1")
+        .stderr
+        .contains("unknown command 'sett'"));
     let r = e("ovs-vsctl --may-exist add-port br-int pf0vf3 -- set Interface pf0vf3 external_ids:iface-id=vif-1 external_ids:attached-mac=52:54:00:00:00:01");
     assert_eq!(r.code, 0, "{}", r.stderr);
     let st = state(&s);
     assert_eq!(port(&st, "eth1")["access_vlan"], 120);
     assert_eq!(port(&st, "eth2")["native_vlan"], 10);
     assert_eq!(port(&st, "eth2")["allowed_vlans"], json!([120]));
-    assert_eq!(port(&st, "pf0vf3")["ovs"]["iface_external_ids"]["iface-id"], "vif-1");
+    assert_eq!(
+        port(&st, "pf0vf3")["ovs"]["iface_external_ids"]["iface-id"],
+        "vif-1"
+    );
     assert_eq!(port(&st, "pf0vf3")["ovs"]["bridge"], "br-int");
     assert_eq!(e("ovs-vsctl get port eth1 tag").stdout.trim(), "120");
     assert_eq!(e("ovs-vsctl clear port eth1 tag").code, 0);
@@ -603,13 +754,18 @@ fn huawei_vrp5_access_trunk_save() {
     );
     assert!(r.stdout.contains("<leaf1>"), "{}", r.stdout);
     assert!(r.stdout.contains("[leaf1-GigabitEthernet0/0/5]"));
-    assert!(r.stdout.contains("Error: Unrecognized command found at '^' position."));
+    assert!(r
+        .stdout
+        .contains("Error: Unrecognized command found at '^' position."));
     assert!(r.stdout.contains("Are you sure to continue?[Y/N]:"));
     let st = state(&s);
     assert_eq!(st["running"]["vlans"]["120"]["name"], "net-120");
     assert!(st["running"]["vlans"]["132"].is_object());
     assert_eq!(port(&st, "GigabitEthernet0/0/5")["access_vlan"], 120);
-    assert_eq!(port(&st, "GigabitEthernet0/0/6")["allowed_vlans"], json!([130, 131]));
+    assert_eq!(
+        port(&st, "GigabitEthernet0/0/6")["allowed_vlans"],
+        json!([130, 131])
+    );
     assert_eq!(port(&st, "GigabitEthernet0/0/6")["native_vlan"], 130);
     assert_eq!(st["saved"], st["running"]);
 }
@@ -621,7 +777,17 @@ fn huawei_vrpv8_commit() {
     let r = session(
         "huawei_vrpv8",
         &s,
-        &["system-view", "vlan 120", "commit", "interface GE1/0/5", "port link-type access", "port default vlan 120", "quit", "return", "n"],
+        &[
+            "system-view",
+            "vlan 120",
+            "commit",
+            "interface GE1/0/5",
+            "port link-type access",
+            "port default vlan 120",
+            "quit",
+            "return",
+            "n",
+        ],
     );
     assert!(r.stdout.contains("[~leaf1]"), "{}", r.stdout);
     assert!(r.stdout.contains("[*leaf1-GE1/0/5]"));
@@ -638,9 +804,25 @@ fn hpe_comware_access_and_save_force() {
     let r = session(
         "hpe_comware",
         &s,
-        &["screen-length disable", "system-view", "vlan 120", "quit", "interface GigabitEthernet1/0/5", "port link-type access", "port access vlan 120", "port acess vlan 120", "return", "save force"],
+        &[
+            "screen-length disable",
+            "system-view",
+            "vlan 120",
+            "quit",
+            "interface GigabitEthernet1/0/5",
+            "port link-type access",
+            "port access vlan 120",
+            "port acess vlan 120",
+            "return",
+            "save force",
+        ],
     );
-    assert!(r.stdout.contains("% Unrecognized command found at '^' position."), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("% Unrecognized command found at '^' position."),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.contains("Saved the current configuration"));
     let st = state(&s);
     assert_eq!(port(&st, "GigabitEthernet1/0/5")["access_vlan"], 120);
@@ -665,8 +847,14 @@ fn nokia_srl_candidate_commit() {
             "save startup",
         ],
     );
-    assert!(r.stdout.contains("--{ running }--[  ]--\nA:leaf1# "), "{}", r.stdout);
-    assert!(r.stdout.contains("--{ candidate private private-admin }--[  ]--"));
+    assert!(
+        r.stdout.contains("--{ running }--[  ]--\nA:leaf1# "),
+        "{}",
+        r.stdout
+    );
+    assert!(r
+        .stdout
+        .contains("--{ candidate private private-admin }--[  ]--"));
     assert!(r.stdout.contains("Parsing error: Unknown token 'intrface'"));
     assert!(r.stdout.contains("All changes have been committed."));
     let st = state(&s);
@@ -691,7 +879,11 @@ fn pluribus_vlan_port_add() {
             "port-config-modify port 5 enable",
         ],
     );
-    assert!(r.stdout.contains("CLI (network-admin@leaf1) > "), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("CLI (network-admin@leaf1) > "),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.contains("vlan-creat: command not found"));
     let st = state(&s);
     assert_eq!(st["running"]["vlans"]["120"]["name"], "net-120");

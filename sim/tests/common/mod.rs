@@ -56,7 +56,12 @@ pub fn run(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
         c.env(k, v);
     }
     let mut child = c.spawn().unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
     let o = child.wait_with_output().unwrap();
     Run {
         code: o.status.code().unwrap_or(-1),
