@@ -362,7 +362,10 @@ impl Cli for Netvisor {
 
     fn handle(&mut self, line: &str, st: &mut DeviceState, out: &mut Out) -> Flow {
         let w = crate::shell::shell_words(line);
-        self.run(&w, line, st, out)
+        let f = self.run(&w, line, st, out);
+        // Netvisor persists every change itself: there is no separate save.
+        st.saved = st.running.clone();
+        f
     }
 
     fn reject(&mut self, line: &str, out: &mut Out) {
