@@ -211,9 +211,7 @@ fn parse_spec(spec: &'static str) -> Vec<Vec<Tok>> {
                 }
             })
         } else {
-            let alts: Vec<&'static str> = w
-                .split('|')
-                .collect();
+            let alts: Vec<&'static str> = w.split('|').collect();
             let capture = alts.len() > 1;
             Tok::Kw(alts, capture)
         };
@@ -234,7 +232,7 @@ fn parse_spec(spec: &'static str) -> Vec<Vec<Tok>> {
 
 enum RuleMatch {
     Ok(Vec<Arg>),
-    Incomplete(usize),
+    Incomplete,
     Fail(usize),
     Ambig(usize),
 }
@@ -311,7 +309,7 @@ impl Grammar {
         let mut all_kw = true;
         for (j, t) in r.toks.iter().enumerate() {
             let Some(tok) = toks.get(i) else {
-                return RuleMatch::Incomplete(i);
+                return RuleMatch::Incomplete;
             };
             match t {
                 Tok::Kw(alts, capture) => {
@@ -357,9 +355,9 @@ impl Grammar {
                         }
                         Param::If => {
                             if names.is_type_prefix(s)
-                                && toks
-                                    .get(i + 1)
-                                    .is_some_and(|n| n.text.starts_with(|c: char| c.is_ascii_digit()))
+                                && toks.get(i + 1).is_some_and(|n| {
+                                    n.text.starts_with(|c: char| c.is_ascii_digit())
+                                })
                             {
                                 let joined = format!("{s}{}", toks[i + 1].text);
                                 i += 1;
@@ -367,7 +365,7 @@ impl Grammar {
                             } else if s.contains(|c: char| c.is_ascii_digit()) {
                                 Some(Arg::If(s.to_string()))
                             } else if names.is_type_prefix(s) {
-                                return RuleMatch::Incomplete(i + 1);
+                                return RuleMatch::Incomplete;
                             } else {
                                 None
                             }
@@ -399,7 +397,7 @@ impl Grammar {
         for r in &self.rules {
             match self.match_rule(r, &toks, line, names) {
                 RuleMatch::Ok(args) => return Verdict::Ok(r.act, args),
-                RuleMatch::Incomplete(_) => incomplete = true,
+                RuleMatch::Incomplete => incomplete = true,
                 RuleMatch::Fail(i) => {
                     furthest_fail = Some(furthest_fail.map_or(i, |f: usize| f.max(i)));
                 }
@@ -461,7 +459,12 @@ mod tests {
 
     fn naming() -> IfNaming {
         IfNaming {
-            types: vec!["GigabitEthernet", "TenGigabitEthernet", "Port-channel", "Vlan"],
+            types: vec![
+                "GigabitEthernet",
+                "TenGigabitEthernet",
+                "Port-channel",
+                "Vlan",
+            ],
             sep: "",
             bare_numbers: false,
         }

@@ -39,7 +39,7 @@ pub struct Ios {
     ask: Option<Ask>,
     secret: Option<String>,
     faults: crate::faults::Faults,
-    paging: bool,
+    page_len: usize,
     naming: IfNaming,
     exec_g: Grammar,
     conf_g: Grammar,
@@ -67,17 +67,36 @@ fn naming(p: Platform) -> IfNaming {
             false,
         ),
         CiscoS300 => (
-            vec!["GigabitEthernet", "TenGigabitEthernet", "Port-channel", "vlan"],
+            vec![
+                "GigabitEthernet",
+                "TenGigabitEthernet",
+                "Port-channel",
+                "vlan",
+            ],
             "",
             false,
         ),
         CiscoNxos => (
-            vec!["Ethernet", "port-channel", "Vlan", "loopback", "mgmt", "nve"],
+            vec![
+                "Ethernet",
+                "port-channel",
+                "Vlan",
+                "loopback",
+                "mgmt",
+                "nve",
+            ],
             "",
             false,
         ),
         AristaEos => (
-            vec!["Ethernet", "Port-Channel", "Vlan", "Loopback", "Management", "Vxlan"],
+            vec![
+                "Ethernet",
+                "Port-Channel",
+                "Vlan",
+                "Loopback",
+                "Management",
+                "Vxlan",
+            ],
             "",
             false,
         ),
@@ -99,11 +118,7 @@ fn naming(p: Platform) -> IfNaming {
             "",
             false,
         ),
-        DellPowerconnect => (
-            vec!["Gi", "Te", "Po", "vlan"],
-            "",
-            false,
-        ),
+        DellPowerconnect => (vec!["Gi", "Te", "Po", "vlan"], "", false),
         Ruijie => (
             vec![
                 "GigabitEthernet",
@@ -160,7 +175,7 @@ impl Ios {
             ask: None,
             secret: env.enable_secret.clone(),
             faults: env.faults.clone(),
-            paging: true,
+            page_len: 24,
             naming: naming(p),
             exec_g: exec_grammar(p, abbrev),
             conf_g: conf_grammar(p, abbrev),
@@ -207,15 +222,11 @@ impl Ios {
                 let range = names.len() > 1;
                 match p {
                     AristaEos => {
-                        let short = n
-                            .replace("Ethernet", "Et")
-                            .replace("Port-Channel", "Po");
+                        let short = n.replace("Ethernet", "Et").replace("Port-Channel", "Po");
                         format!("(config-if-{short})")
                     }
                     DellOs10 => {
-                        let short = n
-                            .replace("ethernet", "eth")
-                            .replace("port-channel", "po");
+                        let short = n.replace("ethernet", "eth").replace("port-channel", "po");
                         if range {
                             "(conf-range-eth)".into()
                         } else {
@@ -231,7 +242,9 @@ impl Ios {
                     }
                     DellPowerconnect => format!("(config-if-{n})"),
                     Ruijie => format!("(config-if-{})", n.replacen("Ethernet", "Ethernet ", 1)),
-                    BrocadeFastiron => format!("(config-if-e10000-{})", n.trim_start_matches("ethernet")),
+                    BrocadeFastiron => {
+                        format!("(config-if-e10000-{})", n.trim_start_matches("ethernet"))
+                    }
                     MellanoxMlnxos => format!(
                         " (config interface ethernet {})",
                         n.trim_start_matches("Eth")
@@ -290,7 +303,8 @@ impl Ios {
     // ---- error markers -------------------------------------------------
 
     fn invalid(&self, line: &str, at: usize, out: &mut Out) {
-        let caret_col = self.prompt_text().chars().count() + line[..at.min(line.len())].chars().count();
+        let caret_col =
+            self.prompt_text().chars().count() + line[..at.min(line.len())].chars().count();
         let caret = format!("{}^", " ".repeat(caret_col));
         let tok: String = line[at.min(line.len())..]
             .split_whitespace()
@@ -316,7 +330,10 @@ impl Ios {
                 out.fail("% Unrecognized command");
             }
             BrocadeFastiron => {
-                out.fail(format!("Invalid input -> {}", line[at.min(line.len())..].trim()));
+                out.fail(format!(
+                    "Invalid input -> {}",
+                    line[at.min(line.len())..].trim()
+                ));
                 out.line("Type ? for a list");
             }
             MellanoxMlnxos => {
@@ -363,7 +380,9 @@ impl Ios {
             ArubaAoscx => out.fail(format!("Invalid input: {typed}")),
             DellPowerconnect => out.fail("% Interface does not exist"),
             _ => {
-                let at = line.find(typed.split_whitespace().next().unwrap_or(typed)).unwrap_or(0);
+                let at = line
+                    .find(typed.split_whitespace().next().unwrap_or(typed))
+                    .unwrap_or(0);
                 self.invalid(line, at, out)
             }
         }
@@ -428,9 +447,9 @@ impl Ios {
                 }
                 self.mode = Mode::Config;
             }
-            "paging-off" => self.paging = false,
-            "paging-len" => self.paging = a.num(0) == 0,
-            "paging-on" => self.paging = true,
+            "paging-off" => self.page_len = 0,
+            "paging-len" => self.page_len = a.num(0) as usize,
+            "paging-on" => self.page_len = 24,
             "noop" => {}
             "save" => {
                 if user {
@@ -481,8 +500,12 @@ impl Ios {
     fn save_now(&mut self, st: &mut DeviceState, out: &mut Out) {
         if self.faults.db_locked {
             out.fail(match self.p {
-                DellPowerconnect => "Configuration Database locked by another application - try later",
-                DellOs10 | DellForce10 => "% Error: Configuration database is locked by another session.",
+                DellPowerconnect => {
+                    "Configuration Database locked by another application - try later"
+                }
+                DellOs10 | DellForce10 => {
+                    "% Error: Configuration database is locked by another session."
+                }
                 _ => "% Configuration is locked by another session (config lock held). Try later.",
             });
             return;
@@ -562,11 +585,22 @@ impl Ios {
     }
 
     fn show(&mut self, line: &str, a: &[crate::grammar::Arg], st: &mut DeviceState, out: &mut Out) {
-        let toks: Vec<String> = line.split_whitespace().map(str::to_ascii_lowercase).collect();
+        let toks: Vec<String> = line
+            .split_whitespace()
+            .map(str::to_ascii_lowercase)
+            .collect();
         let what = toks.get(1).cloned().unwrap_or_default();
         let _ = a;
-        if "running-config".starts_with(&what) || "startup-config".starts_with(&what) || what == "running-configuration" || what == "startup-configuration" {
-            let cfg = if what.starts_with('s') { &st.saved } else { &st.running };
+        if "running-config".starts_with(&what)
+            || "startup-config".starts_with(&what)
+            || what == "running-configuration"
+            || what == "startup-configuration"
+        {
+            let cfg = if what.starts_with('s') {
+                &st.saved
+            } else {
+                &st.running
+            };
             // `show running-config interface X`
             if toks.len() >= 4 && "interface".starts_with(toks[2].as_str()) {
                 let typed = toks[3..].join("");
@@ -606,7 +640,10 @@ impl Ios {
             out.line("end");
         } else if what.starts_with("vl") {
             self.show_vlan(&st.running, out);
-        } else if what.starts_with("int") && toks.len() >= 3 && toks.last().map(String::as_str) == Some("switchport") {
+        } else if what.starts_with("int")
+            && toks.len() >= 3
+            && toks.last().map(String::as_str) == Some("switchport")
+        {
             let typed = toks[2..toks.len() - 1].join("");
             let Some(name) = self.canon_if(&typed).filter(|n| st.running.has_if(n)) else {
                 self.no_such_if(line, &toks[2], out);
@@ -627,11 +664,13 @@ impl Ios {
                 ));
                 out.line(format!(
                     "Access Mode VLAN: {}",
-                    l2.access_vlan.map_or("1 (default)".to_string(), |v| v.to_string())
+                    l2.access_vlan
+                        .map_or("1 (default)".to_string(), |v| v.to_string())
                 ));
                 out.line(format!(
                     "Trunking Native Mode VLAN: {}",
-                    l2.native_vlan.map_or("1 (default)".to_string(), |v| v.to_string())
+                    l2.native_vlan
+                        .map_or("1 (default)".to_string(), |v| v.to_string())
                 ));
                 out.line(format!(
                     "Trunking VLANs Enabled: {}",
@@ -661,7 +700,10 @@ impl Ios {
                 ));
             }
         } else if what.starts_with("ver") {
-            out.line(format!("{} software, simulated by mercury-sim", self.p.name()));
+            out.line(format!(
+                "{} software, simulated by mercury-sim",
+                self.p.name()
+            ));
             out.line(format!("{} uptime is 1 day, 2 hours, 3 minutes", self.host));
         } else {
             // Valid but unmodelled show: prints nothing.
@@ -723,7 +765,10 @@ impl Ios {
                 s.push_str(&format!(" vlan trunk native {v}\n"));
             }
             if !l2.allowed.is_empty() {
-                s.push_str(&format!(" vlan trunk allowed {}\n", vlan_ranges(l2.allowed, ",", "-")));
+                s.push_str(&format!(
+                    " vlan trunk allowed {}\n",
+                    vlan_ranges(l2.allowed, ",", "-")
+                ));
             }
         } else {
             if let Some(v) = l2.access_vlan {
@@ -831,11 +876,15 @@ impl Ios {
                     self.mode = Mode::Priv;
                 }
             }
-            "paging-off" => self.paging = false,
+            "paging-off" => self.page_len = 0,
             "unmodelled" => unmodelled(st, &mode_name, line),
             "submode" => {
                 unmodelled(st, &mode_name, line);
-                let first = line.split_whitespace().next().unwrap_or("sub").to_ascii_lowercase();
+                let first = line
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("sub")
+                    .to_ascii_lowercase();
                 self.mode = Mode::Other(format!("config-{first}"));
             }
             "save" => self.save_start(st, out),
@@ -909,7 +958,12 @@ impl Ios {
                     if self.is_lag_name(&name) {
                         cfg.lags
                             .insert(name.clone(), crate::model::Lag::new("static"));
-                    } else if name.contains("oopback") || name.starts_with("mgmt") || name.starts_with("Management") || name.starts_with("nve") || name.starts_with("Vxlan") {
+                    } else if name.contains("oopback")
+                        || name.starts_with("mgmt")
+                        || name.starts_with("Management")
+                        || name.starts_with("nve")
+                        || name.starts_with("Vxlan")
+                    {
                         unmodelled(st, &mode_name, line);
                         self.mode = Mode::Other("config-if".into());
                         return Flow::Continue;
@@ -935,7 +989,8 @@ impl Ios {
                 };
                 if !cfg.has_if(&name) {
                     if kind == "port-channel" {
-                        cfg.lags.insert(name.clone(), crate::model::Lag::new("static"));
+                        cfg.lags
+                            .insert(name.clone(), crate::model::Lag::new("static"));
                     } else {
                         out.fail(format!("% Interface ethernet {num} does not exist"));
                         return Flow::Continue;
@@ -1054,7 +1109,8 @@ impl Ios {
                 return None;
             }
             // "ethe 1/1/5" -> type + number; a lone number reuses the previous type.
-            let joined = if words.len() >= 2 && !words[0].starts_with(|c: char| c.is_ascii_digit()) {
+            let joined = if words.len() >= 2 && !words[0].starts_with(|c: char| c.is_ascii_digit())
+            {
                 kind = Some(words[0].to_string());
                 let t = words.remove(0);
                 format!("{t}{}", words.join(""))
@@ -1076,7 +1132,10 @@ impl Ios {
             };
             let canon = self.canon_if(&base)?;
             if kind.is_none() {
-                kind = Some(base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '/').to_string());
+                kind = Some(
+                    base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '/')
+                        .to_string(),
+                );
             }
             match end {
                 None => out.push(canon),
@@ -1180,11 +1239,7 @@ impl Ios {
         };
         let l2: &mut L2 = &mut l2;
         match act {
-            "switchport" => {
-                if l2.mode.is_none() {
-                    l2.set_mode(Some("access"));
-                }
-            }
+            "switchport" | "no-routing" if l2.mode.is_none() => l2.set_mode(Some("access")),
             "no-switchport" => {
                 l2.set_mode(None);
                 *l2.access_vlan = None;
@@ -1298,11 +1353,6 @@ impl Ios {
                 *l2.native_vlan = None;
                 l2.allowed.clear();
             }
-            "no-routing" => {
-                if l2.mode.is_none() {
-                    l2.set_mode(Some("access"));
-                }
-            }
             _ => {}
         }
         Ok(())
@@ -1393,7 +1443,10 @@ fn exec_grammar(p: Platform, abbrev: bool) -> Grammar {
         DellOs10 => g.extend(&[
             ("terminal length <num:0-32767>", "paging-len"),
             ("write memory", "save"),
-            ("copy running-configuration startup-configuration", "copy-save"),
+            (
+                "copy running-configuration startup-configuration",
+                "copy-save",
+            ),
             ("show running-configuration", "show"),
             ("show running-configuration interface <if>", "show"),
             ("show startup-configuration", "show"),
@@ -1513,11 +1566,16 @@ fn conf_grammar(p: Platform, abbrev: bool) -> Grammar {
             ("skip-page-display", "paging-off"),
         ]),
         DellOs10 | DellForce10 => {}
-        DellPowerconnect | CiscoS300 => g.extend(&[("vlan database", "vlan-db"), ("vlan <vlans>", "vlan")]),
+        DellPowerconnect | CiscoS300 => {
+            g.extend(&[("vlan database", "vlan-db"), ("vlan <vlans>", "vlan")])
+        }
         MellanoxMlnxos => {
             g.extend(&[
                 ("vlan <vlans>", "vlan"),
-                ("interface ethernet|port-channel|vlan|mlag-port-channel <word>", "interface-onyx"),
+                (
+                    "interface ethernet|port-channel|vlan|mlag-port-channel <word>",
+                    "interface-onyx",
+                ),
                 ("no interface port-channel <num:1-4096>", "no-interface-lag"),
                 ("no cli session paging enable", "paging-off"),
                 ("configuration write", "save"),
@@ -1585,8 +1643,14 @@ fn if_grammar(p: Platform, abbrev: bool) -> Grammar {
         ("no switchport trunk native vlan", "no-native"),
         ("no switchport trunk native vlan <vlan>", "no-native"),
         ("switchport trunk allowed vlan <vlans>", "trunk-allowed"),
-        ("switchport trunk allowed vlan add <vlans>", "trunk-allowed-add"),
-        ("switchport trunk allowed vlan remove <vlans>", "trunk-allowed-remove"),
+        (
+            "switchport trunk allowed vlan add <vlans>",
+            "trunk-allowed-add",
+        ),
+        (
+            "switchport trunk allowed vlan remove <vlans>",
+            "trunk-allowed-remove",
+        ),
         ("switchport trunk allowed vlan all", "trunk-allowed-all"),
         ("switchport trunk allowed vlan none", "trunk-allowed-none"),
         ("no switchport trunk allowed vlan", "no-trunk-allowed-all"),
@@ -1629,14 +1693,26 @@ fn if_grammar(p: Platform, abbrev: bool) -> Grammar {
                 ("switchport access vlan <vlan>", "access-vlan"),
                 ("no switchport access vlan", "no-access-vlan"),
                 ("switchport trunk allowed-vlan <vlans>", "trunk-allowed"),
-                ("switchport trunk allowed-vlan add <vlans>", "trunk-allowed-add"),
-                ("switchport trunk allowed-vlan remove <vlans>", "trunk-allowed-remove"),
+                (
+                    "switchport trunk allowed-vlan add <vlans>",
+                    "trunk-allowed-add",
+                ),
+                (
+                    "switchport trunk allowed-vlan remove <vlans>",
+                    "trunk-allowed-remove",
+                ),
                 ("switchport trunk allowed-vlan all", "trunk-allowed-all"),
                 ("switchport trunk allowed-vlan none", "trunk-allowed-none"),
                 ("switchport hybrid allowed-vlan <vlans>", "trunk-allowed"),
                 ("switchport hybrid allowed-vlan add <vlans>", "hybrid-add"),
-                ("switchport hybrid allowed-vlan remove <vlans>", "hybrid-remove"),
-                ("channel-group <num:1-4096> mode active|passive|on", "channel-group"),
+                (
+                    "switchport hybrid allowed-vlan remove <vlans>",
+                    "hybrid-remove",
+                ),
+                (
+                    "channel-group <num:1-4096> mode active|passive|on",
+                    "channel-group",
+                ),
                 ("no channel-group", "no-channel-group"),
                 ("mtu <num:1500-9216> [force]", "mtu"),
                 ("no mtu", "no-mtu"),
@@ -1649,10 +1725,22 @@ fn if_grammar(p: Platform, abbrev: bool) -> Grammar {
                 ("switchport access vlan <vlan>", "access-vlan"),
                 ("switchport access vlan none", "access-none"),
                 ("no switchport access vlan", "no-access-vlan"),
-                ("switchport trunk allowed vlan add <vlans>", "trunk-allowed-add"),
-                ("switchport trunk allowed vlan remove <vlans>", "trunk-allowed-remove"),
-                ("switchport general allowed vlan add <vlans> [tagged|untagged]", "general-add"),
-                ("switchport general allowed vlan remove <vlans>", "general-remove"),
+                (
+                    "switchport trunk allowed vlan add <vlans>",
+                    "trunk-allowed-add",
+                ),
+                (
+                    "switchport trunk allowed vlan remove <vlans>",
+                    "trunk-allowed-remove",
+                ),
+                (
+                    "switchport general allowed vlan add <vlans> [tagged|untagged]",
+                    "general-add",
+                ),
+                (
+                    "switchport general allowed vlan remove <vlans>",
+                    "general-remove",
+                ),
                 ("switchport general pvid <vlan>", "general-pvid"),
                 ("no switchport general pvid", "no-general-pvid"),
                 ("channel-group <num:1-128> mode auto|on", "channel-group"),
@@ -1674,7 +1762,10 @@ fn if_grammar(p: Platform, abbrev: bool) -> Grammar {
             g.extend(&[
                 (mtu_hi, "mtu"),
                 ("no mtu", "no-mtu"),
-                ("channel-group <num:1-4096> mode active|passive|on", "channel-group"),
+                (
+                    "channel-group <num:1-4096> mode active|passive|on",
+                    "channel-group",
+                ),
                 ("channel-group <num:1-4096>", "channel-group"),
                 ("no channel-group", "no-channel-group"),
                 ("no channel-group <num:1-4096>", "no-channel-group"),
@@ -1683,22 +1774,37 @@ fn if_grammar(p: Platform, abbrev: bool) -> Grammar {
                 CiscoIos | Ruijie | SupermicroSmis | CiscoS300 => g.extend(&[
                     ("switchport mode dot1q-tunnel|private-vlan", "mode"),
                     ("switchport nonegotiate", "unmodelled-if"),
-                    ("switchport trunk encapsulation dot1q|isl|negotiate", "unmodelled-if"),
-                    ("switchport trunk allowed vlan except <vlans>", "trunk-allowed-except"),
-                    ("switchport trunk allowed vlan remove all", "trunk-allowed-none"),
+                    (
+                        "switchport trunk encapsulation dot1q|isl|negotiate",
+                        "unmodelled-if",
+                    ),
+                    (
+                        "switchport trunk allowed vlan except <vlans>",
+                        "trunk-allowed-except",
+                    ),
+                    (
+                        "switchport trunk allowed vlan remove all",
+                        "trunk-allowed-none",
+                    ),
                     ("negotiation auto", "unmodelled-if"),
                     ("no negotiation auto", "unmodelled-if"),
                     ("cdp enable", "unmodelled-if"),
                     ("no cdp enable", "unmodelled-if"),
                 ]),
                 CiscoNxos => g.extend(&[
-                    ("switchport trunk allowed vlan except <vlans>", "trunk-allowed-except"),
+                    (
+                        "switchport trunk allowed vlan except <vlans>",
+                        "trunk-allowed-except",
+                    ),
                     ("ip port access-group <word> in|out", "unmodelled-if"),
                     ("no ip port access-group <word> in|out", "unmodelled-if"),
                     ("vpc <rest>", "unmodelled-if"),
                 ]),
                 AristaEos => g.extend(&[
-                    ("switchport trunk allowed vlan except <vlans>", "trunk-allowed-except"),
+                    (
+                        "switchport trunk allowed vlan except <vlans>",
+                        "trunk-allowed-except",
+                    ),
                     ("vxlan <rest>", "unmodelled-if"),
                     ("no vxlan <rest>", "unmodelled-if"),
                     ("mlag <num:1-2000>", "unmodelled-if"),
@@ -1725,7 +1831,10 @@ fn vlan_grammar(p: Platform, abbrev: bool) -> Grammar {
         ],
     );
     match p {
-        CiscoNxos => g.extend(&[("vn-segment <num:1-16777214>", "unmodelled"), ("no vn-segment", "unmodelled")]),
+        CiscoNxos => g.extend(&[
+            ("vn-segment <num:1-16777214>", "unmodelled"),
+            ("no vn-segment", "unmodelled"),
+        ]),
         BrocadeFastiron => g.extend(&[
             ("tagged <rest>", "tagged"),
             ("untagged <rest>", "untagged"),
@@ -1734,8 +1843,13 @@ fn vlan_grammar(p: Platform, abbrev: bool) -> Grammar {
             ("router-interface ve <num:1-4095>", "unmodelled"),
             ("spanning-tree [<rest>]", "unmodelled"),
         ]),
-        DellPowerconnect | CiscoS300 => g.extend(&[("vlan <vlans>", "vlan"), ("no vlan <vlans>", "no-vlan")]),
-        ArubaAoscx => g.extend(&[("description <rest>", "unmodelled"), ("vsx-sync", "unmodelled")]),
+        DellPowerconnect | CiscoS300 => {
+            g.extend(&[("vlan <vlans>", "vlan"), ("no vlan <vlans>", "no-vlan")])
+        }
+        ArubaAoscx => g.extend(&[
+            ("description <rest>", "unmodelled"),
+            ("vsx-sync", "unmodelled"),
+        ]),
         _ => {}
     }
     g
@@ -1812,7 +1926,7 @@ impl Cli for Ios {
     }
 
     fn pager(&self) -> Option<(usize, &'static str)> {
-        self.paging.then_some((24, self.pager_prompt()))
+        (self.page_len > 0).then_some((self.page_len, self.pager_prompt()))
     }
 
     fn asking(&self) -> bool {
@@ -1821,6 +1935,6 @@ impl Cli for Ios {
 
     fn exec_context(&mut self) {
         self.mode = Mode::Priv;
-        self.paging = false;
+        self.page_len = 0;
     }
 }

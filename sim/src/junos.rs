@@ -40,7 +40,9 @@ pub struct Junos {
 }
 
 fn junos_if_ok(name: &str) -> bool {
-    let prefixes = ["ge-", "xe-", "et-", "mge-", "ae", "irb", "lo0", "em0", "em1", "me0", "vme", "fxp0"];
+    let prefixes = [
+        "ge-", "xe-", "et-", "mge-", "ae", "irb", "lo0", "em0", "em1", "me0", "vme", "fxp0",
+    ];
     prefixes.iter().any(|p| name.starts_with(p))
 }
 
@@ -115,9 +117,7 @@ impl Junos {
     /// The candidate being edited (shared: `pending`, private: session copy).
     fn cand<'a>(&'a mut self, st: &'a mut DeviceState) -> &'a mut Config {
         match self.mode {
-            Mode::Conf(Kind::Private) => {
-                self.cand.get_or_insert_with(|| st.running.clone())
-            }
+            Mode::Conf(Kind::Private) => self.cand.get_or_insert_with(|| st.running.clone()),
             _ => {
                 if st.pending.is_none() {
                     st.pending = Some(st.running.clone());
@@ -152,10 +152,21 @@ impl Junos {
     }
 
     fn run_op(&mut self, line: &str, st: &mut DeviceState, out: &mut Out) -> Flow {
-        let (act, _args) = match self.op.parse(line, &IfNaming { types: vec![], sep: "", bare_numbers: false }) {
+        let (act, _args) = match self.op.parse(
+            line,
+            &IfNaming {
+                types: vec![],
+                sep: "",
+                bare_numbers: false,
+            },
+        ) {
             Verdict::Ok(a, args) => (a, args),
             Verdict::Invalid(at) => {
-                let msg = if at == 0 { "unknown command." } else { "syntax error, expecting <command>." };
+                let msg = if at == 0 {
+                    "unknown command."
+                } else {
+                    "syntax error, expecting <command>."
+                };
                 self.caret(line, at, msg, out);
                 return Flow::Continue;
             }
@@ -174,7 +185,10 @@ impl Junos {
             "noop" => {}
             "screen-length" => {
                 self.paging = toks.last().map(String::as_str) != Some("0");
-                out.line(format!("Screen length set to {}", toks.last().cloned().unwrap_or_default()));
+                out.line(format!(
+                    "Screen length set to {}",
+                    toks.last().cloned().unwrap_or_default()
+                ));
             }
             "configure" => {
                 let kind = match toks.get(1).map(|s| s.as_str()) {
@@ -235,11 +249,23 @@ impl Junos {
                 }
             }
             "show-ifs" => {
-                out.line("Interface               Admin Link Proto    Local                 Remote");
+                out.line(
+                    "Interface               Admin Link Proto    Local                 Remote",
+                );
                 for (n, p) in &st.running.ports {
-                    out.line(format!("{:<23} {:<5} {:<4}", n, if p.admin_up { "up" } else { "down" }, "up"));
+                    out.line(format!(
+                        "{:<23} {:<5} {:<4}",
+                        n,
+                        if p.admin_up { "up" } else { "down" },
+                        "up"
+                    ));
                     if p.mode.is_some() {
-                        out.line(format!("{:<23} {:<5} {:<4} eth-switch", format!("{n}.0"), "up", "up"));
+                        out.line(format!(
+                            "{:<23} {:<5} {:<4} eth-switch",
+                            format!("{n}.0"),
+                            "up",
+                            "up"
+                        ));
                     }
                 }
             }
@@ -255,13 +281,32 @@ impl Junos {
 
     fn render_if(cfg: &Config, name: &str) -> Vec<String> {
         let mut v = Vec::new();
-        let (admin_up, mode, acc, native, allowed, desc, mtu, lag) = if let Some(p) = cfg.ports.get(name) {
-            (p.admin_up, p.mode.clone(), p.access_vlan, p.native_vlan, p.allowed_vlans.clone(), p.description.clone(), p.mtu, p.lag.clone())
-        } else if let Some(l) = cfg.lags.get(name) {
-            (l.admin_up, l.mode_l2.clone(), l.access_vlan, l.native_vlan, l.allowed_vlans.clone(), l.description.clone(), l.mtu, None)
-        } else {
-            return v;
-        };
+        let (admin_up, mode, acc, native, allowed, desc, mtu, lag) =
+            if let Some(p) = cfg.ports.get(name) {
+                (
+                    p.admin_up,
+                    p.mode.clone(),
+                    p.access_vlan,
+                    p.native_vlan,
+                    p.allowed_vlans.clone(),
+                    p.description.clone(),
+                    p.mtu,
+                    p.lag.clone(),
+                )
+            } else if let Some(l) = cfg.lags.get(name) {
+                (
+                    l.admin_up,
+                    l.mode_l2.clone(),
+                    l.access_vlan,
+                    l.native_vlan,
+                    l.allowed_vlans.clone(),
+                    l.description.clone(),
+                    l.mtu,
+                    None,
+                )
+            } else {
+                return v;
+            };
         if !desc.is_empty() {
             v.push(format!("description \"{desc}\";"));
         }
@@ -363,7 +408,10 @@ impl Junos {
             let lag = cfg.ports.get(&n).and_then(|p| p.lag.clone());
             let Some(l2) = c.l2(&n) else { continue };
             if !l2.description.is_empty() {
-                v.push(format!("set interfaces {n} description \"{}\"", l2.description));
+                v.push(format!(
+                    "set interfaces {n} description \"{}\"",
+                    l2.description
+                ));
             }
             if !*l2.admin_up {
                 v.push(format!("set interfaces {n} disable"));
@@ -378,17 +426,23 @@ impl Junos {
                 v.push(format!("set interfaces {n} ether-options 802.3ad {l}"));
             }
             if let Some(m) = l2.mode.as_deref() {
-                v.push(format!("set interfaces {n} unit 0 family ethernet-switching interface-mode {m}"));
+                v.push(format!(
+                    "set interfaces {n} unit 0 family ethernet-switching interface-mode {m}"
+                ));
                 let members: Vec<u16> = match *l2.access_vlan {
                     Some(a) => vec![a],
                     None => l2.allowed.clone(),
                 };
                 for mm in members {
-                    v.push(format!("set interfaces {n} unit 0 family ethernet-switching vlan members {mm}"));
+                    v.push(format!(
+                        "set interfaces {n} unit 0 family ethernet-switching vlan members {mm}"
+                    ));
                 }
             }
             if cfg.lags.get(&n).is_some_and(|l| l.mode == "lacp") {
-                v.push(format!("set interfaces {n} aggregated-ether-options lacp active"));
+                v.push(format!(
+                    "set interfaces {n} aggregated-ether-options lacp active"
+                ));
             }
         }
         for id in cfg.vlan_ids() {
@@ -404,7 +458,11 @@ impl Junos {
             (rest[..i].iter().collect(), rest[i..].iter().collect())
         };
         if pipe.iter().any(|t| t.as_str() == "set") {
-            let prefix = path.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ");
+            let prefix = path
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
             for l in Self::set_lines(cfg) {
                 if prefix.is_empty() || l.starts_with(&format!("set {prefix}")) {
                     out.line(l);
@@ -424,7 +482,10 @@ impl Junos {
             }
             [i, n, ..] if i.as_str() == "interfaces" => Self::render_if(cfg, n),
             [v] if v.as_str() == "vlans" => Self::render_vlans(cfg),
-            [v, n, ..] if v.as_str() == "vlans" => match cfg.vlan_by_name(n).or_else(|| parse_vlan(n).filter(|i| cfg.has_vlan(*i))) {
+            [v, n, ..] if v.as_str() == "vlans" => match cfg
+                .vlan_by_name(n)
+                .or_else(|| parse_vlan(n).filter(|i| cfg.has_vlan(*i)))
+            {
                 Some(id) => vec![format!("vlan-id {id};")],
                 None => Vec::new(),
             },
@@ -440,10 +501,34 @@ impl Junos {
         let words: Vec<String> = toks.iter().map(|t| t.text.clone()).collect();
         let first = words.first().cloned().unwrap_or_default();
         let cmds = [
-            "set", "delete", "commit", "rollback", "show", "exit", "quit", "top", "up", "edit", "run", "status",
-            "load", "annotate", "activate", "deactivate", "insert", "rename", "copy", "help", "save", "wildcard",
+            "set",
+            "delete",
+            "commit",
+            "rollback",
+            "show",
+            "exit",
+            "quit",
+            "top",
+            "up",
+            "edit",
+            "run",
+            "status",
+            "load",
+            "annotate",
+            "activate",
+            "deactivate",
+            "insert",
+            "rename",
+            "copy",
+            "help",
+            "save",
+            "wildcard",
         ];
-        let matches: Vec<&str> = cmds.iter().copied().filter(|c| c.starts_with(first.as_str())).collect();
+        let matches: Vec<&str> = cmds
+            .iter()
+            .copied()
+            .filter(|c| c.starts_with(first.as_str()))
+            .collect();
         let cmd = if cmds.contains(&first.as_str()) {
             first.as_str()
         } else if matches.len() == 1 {
@@ -489,7 +574,10 @@ impl Junos {
                     }
                     return Flow::Continue;
                 }
-                if self.faults.db_locked && self.mode != Mode::Conf(Kind::Exclusive) && self.mode != Mode::Conf(Kind::Private) {
+                if self.faults.db_locked
+                    && self.mode != Mode::Conf(Kind::Exclusive)
+                    && self.mode != Mode::Conf(Kind::Private)
+                {
                     out.fail(LOCK_HOLDER);
                     return Flow::Continue;
                 }
@@ -555,7 +643,9 @@ impl Junos {
                 self.show_config(&cand, &rest, out);
             }
             "exit" | "quit" => {
-                let full = words.get(1).is_some_and(|w| "configuration-mode".starts_with(w.as_str()));
+                let full = words
+                    .get(1)
+                    .is_some_and(|w| "configuration-mode".starts_with(w.as_str()));
                 if !self.path.is_empty() && !full {
                     self.path.clear();
                     return Flow::Continue;
@@ -579,7 +669,12 @@ impl Junos {
                 }
             }
             "run" => {
-                let rest = line.trim_start().splitn(2, char::is_whitespace).nth(1).unwrap_or("").to_string();
+                let rest = line
+                    .trim_start()
+                    .split_once(char::is_whitespace)
+                    .map(|x| x.1)
+                    .unwrap_or("")
+                    .to_string();
                 let saved = std::mem::replace(&mut self.mode, Mode::Op);
                 let f = self.run_op(&rest, st, out);
                 if self.mode == Mode::Op {
@@ -591,7 +686,11 @@ impl Junos {
             }
             "status" => {
                 out.line("Users currently editing the configuration:");
-                out.line(format!("  {} terminal pts/0 (pid {}) on since 2024-05-01 10:00:00 UTC", self.user, std::process::id()));
+                out.line(format!(
+                    "  {} terminal pts/0 (pid {}) on since 2024-05-01 10:00:00 UTC",
+                    self.user,
+                    std::process::id()
+                ));
                 out.line("      [edit]");
             }
             _ => unmodelled(st, &self.mode_name(), line),
@@ -616,7 +715,10 @@ enum Effect {
 }
 
 fn push_err(cfg: &mut Config, msg: String) {
-    let e = cfg.extra.entry(ERR_KEY.to_string()).or_insert_with(|| serde_json::json!([]));
+    let e = cfg
+        .extra
+        .entry(ERR_KEY.to_string())
+        .or_insert_with(|| serde_json::json!([]));
     if let Some(a) = e.as_array_mut() {
         a.push(serde_json::Value::String(msg));
     }
@@ -657,20 +759,51 @@ fn resolve_member(cfg: &Config, m: &str) -> Option<Vec<u16>> {
 }
 
 const TOP_UNMODELLED: &[&str] = &[
-    "system", "protocols", "chassis", "routing-options", "snmp", "firewall", "policy-options",
-    "class-of-service", "forwarding-options", "routing-instances", "switch-options", "groups",
-    "apply-groups", "security", "services", "access", "poe", "virtual-chassis",
-    "ethernet-switching-options", "event-options", "multi-chassis", "version",
+    "system",
+    "protocols",
+    "chassis",
+    "routing-options",
+    "snmp",
+    "firewall",
+    "policy-options",
+    "class-of-service",
+    "forwarding-options",
+    "routing-instances",
+    "switch-options",
+    "groups",
+    "apply-groups",
+    "security",
+    "services",
+    "access",
+    "poe",
+    "virtual-chassis",
+    "ethernet-switching-options",
+    "event-options",
+    "multi-chassis",
+    "version",
 ];
 
 const IF_UNMODELLED: &[&str] = &[
-    "speed", "link-mode", "gigether-options", "flexible-vlan-tagging", "encapsulation", "vlan-tagging",
-    "hold-time", "esi", "traceoptions", "apply-groups", "damping",
+    "speed",
+    "link-mode",
+    "gigether-options",
+    "flexible-vlan-tagging",
+    "encapsulation",
+    "vlan-tagging",
+    "hold-time",
+    "esi",
+    "traceoptions",
+    "apply-groups",
+    "damping",
 ];
 
 /// Apply a `set`/`delete` statement to the candidate. Errors carry the index of
 /// the offending token within `path`.
-fn statement(cfg: &mut Config, path: &[String], del: bool) -> Result<Effect, (usize, &'static str)> {
+fn statement(
+    cfg: &mut Config,
+    path: &[String],
+    del: bool,
+) -> Result<Effect, (usize, &'static str)> {
     let Some(top) = path.first() else {
         return Err((0, "syntax error."));
     };
@@ -719,9 +852,10 @@ fn statement(cfg: &mut Config, path: &[String], del: bool) -> Result<Effect, (us
                     cfg.vlan_mut(id).name = name.clone();
                     Ok(Effect::Done)
                 }
-                Some("description" | "vxlan" | "l3-interface" | "vrf-target" | "interface" | "switch-options" | "forwarding-options" | "no-local-switching") => {
-                    Ok(Effect::Unmodelled)
-                }
+                Some(
+                    "description" | "vxlan" | "l3-interface" | "vrf-target" | "interface"
+                    | "switch-options" | "forwarding-options" | "no-local-switching",
+                ) => Ok(Effect::Unmodelled),
                 Some(_) => Err((2, "syntax error.")),
             }
         }
@@ -736,8 +870,19 @@ fn statement(cfg: &mut Config, path: &[String], del: bool) -> Result<Effect, (us
             if !cfg.has_if(ifn) {
                 if is_ae && !del {
                     cfg.lags.insert(ifn.clone(), Lag::new("static"));
-                } else if is_ae || ifn.starts_with("irb") || ifn.starts_with("lo0") || ifn.starts_with("em") || ifn.starts_with("me0") || ifn.starts_with("vme") || ifn.starts_with("fxp") {
-                    return Ok(if del { Effect::NotFound } else { Effect::Unmodelled });
+                } else if is_ae
+                    || ifn.starts_with("irb")
+                    || ifn.starts_with("lo0")
+                    || ifn.starts_with("em")
+                    || ifn.starts_with("me0")
+                    || ifn.starts_with("vme")
+                    || ifn.starts_with("fxp")
+                {
+                    return Ok(if del {
+                        Effect::NotFound
+                    } else {
+                        Effect::Unmodelled
+                    });
                 } else {
                     push_err(
                         cfg,
@@ -758,7 +903,12 @@ fn statement(cfg: &mut Config, path: &[String], del: bool) -> Result<Effect, (us
     }
 }
 
-fn if_statement(cfg: &mut Config, ifn: &str, rest: &[String], del: bool) -> Result<Effect, (usize, &'static str)> {
+fn if_statement(
+    cfg: &mut Config,
+    ifn: &str,
+    rest: &[String],
+    del: bool,
+) -> Result<Effect, (usize, &'static str)> {
     let lagname_for_eo = |s: &str| s.starts_with("ae") && s[2..].parse::<u32>().is_ok();
     if rest.is_empty() {
         if !del {
@@ -785,25 +935,38 @@ fn if_statement(cfg: &mut Config, ifn: &str, rest: &[String], del: bool) -> Resu
                 let Some(ae) = rest.get(2).filter(|a| lagname_for_eo(a)) else {
                     return Err((2, "syntax error."));
                 };
-                let mode = cfg.lags.get(ae).map_or("static".to_string(), |l| l.mode.clone());
+                let mode = cfg
+                    .lags
+                    .get(ae)
+                    .map_or("static".to_string(), |l| l.mode.clone());
                 cfg.join_lag(ifn, ae, &mode);
                 return Ok(Effect::Done);
             }
-            Some("auto-negotiation" | "no-auto-negotiation" | "speed" | "link-mode" | "flow-control" | "no-flow-control") => {
-                return Ok(Effect::Unmodelled)
-            }
+            Some(
+                "auto-negotiation"
+                | "no-auto-negotiation"
+                | "speed"
+                | "link-mode"
+                | "flow-control"
+                | "no-flow-control",
+            ) => return Ok(Effect::Unmodelled),
             _ => return Err((1, "syntax error.")),
         }
     }
     if kw == "aggregated-ether-options" {
-        match (rest.get(1).map(String::as_str), rest.get(2).map(String::as_str)) {
+        match (
+            rest.get(1).map(String::as_str),
+            rest.get(2).map(String::as_str),
+        ) {
             (Some("lacp"), Some("active" | "passive")) | (Some("lacp"), None) => {
                 if let Some(l) = cfg.lags.get_mut(ifn) {
                     l.mode = if del { "static".into() } else { "lacp".into() };
                 }
                 return Ok(Effect::Done);
             }
-            (Some("lacp"), Some("periodic" | "system-id" | "admin-key")) => return Ok(Effect::Unmodelled),
+            (Some("lacp"), Some("periodic" | "system-id" | "admin-key")) => {
+                return Ok(Effect::Unmodelled)
+            }
             (Some("minimum-links" | "link-speed"), _) => return Ok(Effect::Unmodelled),
             _ => return Err((1, "syntax error.")),
         }
@@ -838,7 +1001,11 @@ fn if_statement(cfg: &mut Config, ifn: &str, rest: &[String], del: bool) -> Resu
                 *l2.mtu = None;
                 return Ok(Effect::Done);
             }
-            match rest.get(1).and_then(|s| s.parse::<u32>().ok()).filter(|m| (256..=9216).contains(m)) {
+            match rest
+                .get(1)
+                .and_then(|s| s.parse::<u32>().ok())
+                .filter(|m| (256..=9216).contains(m))
+            {
                 Some(m) => {
                     *l2.mtu = Some(m);
                     Ok(Effect::Done)
@@ -887,7 +1054,9 @@ fn if_statement(cfg: &mut Config, ifn: &str, rest: &[String], del: bool) -> Resu
                     Some("inet" | "inet6" | "iso" | "mpls") => return Ok(Effect::Unmodelled),
                     _ => return Err((3, "syntax error.")),
                 },
-                Some("description" | "vlan-id" | "enable" | "disable") => return Ok(Effect::Unmodelled),
+                Some("description" | "vlan-id" | "enable" | "disable") => {
+                    return Ok(Effect::Unmodelled)
+                }
                 Some(_) => return Err((2, "syntax error.")),
             }
             // unit 0 family ethernet-switching ...
@@ -948,7 +1117,8 @@ fn if_statement(cfg: &mut Config, ifn: &str, rest: &[String], del: bool) -> Resu
                     if es.get(1).map(String::as_str) != Some("members") {
                         return Err((5, "syntax error."));
                     }
-                    let raw: Vec<&String> = es[2..].iter().filter(|t| *t != "[" && *t != "]").collect();
+                    let raw: Vec<&String> =
+                        es[2..].iter().filter(|t| *t != "[" && *t != "]").collect();
                     if raw.is_empty() {
                         if del {
                             *l2.access_vlan = None;
@@ -957,7 +1127,7 @@ fn if_statement(cfg: &mut Config, ifn: &str, rest: &[String], del: bool) -> Resu
                         }
                         return Err((6, "syntax error."));
                     }
-                    drop(l2);
+                    let _ = l2;
                     let mut ids = Vec::new();
                     for m in &raw {
                         match resolve_member(cfg, m) {
@@ -992,7 +1162,6 @@ fn if_statement(cfg: &mut Config, ifn: &str, rest: &[String], del: bool) -> Resu
                                 all.extend(*l2.access_vlan);
                                 *l2.access_vlan = None;
                                 l2.allow_add(&all);
-                                drop(l2);
                                 push_err(cfg, format!("[edit interfaces {ifn} unit 0 family ethernet-switching]\n  'interface-mode access'\n    Access interface {ifn}.0 is not allowed to have more than one vlan member\nerror: configuration check-out failed"));
                             }
                         }

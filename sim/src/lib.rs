@@ -91,8 +91,9 @@ fn parse(args: Vec<String>) -> Result<Verb, String> {
             positional.extend(it.by_ref());
             break;
         }
-        let verb_only = positional.len() == 1 && (positional[0] == "show" || positional[0] == "platforms");
-        if !positional.is_empty() && !(verb_only && a.starts_with("--")) {
+        let verb_only =
+            positional.len() == 1 && (positional[0] == "show" || positional[0] == "platforms");
+        if !positional.is_empty() && (!verb_only || !a.starts_with("--")) {
             positional.push(a);
             continue;
         }

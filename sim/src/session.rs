@@ -35,18 +35,15 @@ impl Input {
                 return None;
             }
             let mut chunk = [0u8; 4096];
-            loop {
-                match self.src.read(&mut chunk) {
-                    Ok(0) | Err(_) => {
-                        self.eof = true;
-                        return None;
-                    }
-                    Ok(n) => {
-                        self.buf.clear();
-                        self.buf.extend_from_slice(&chunk[..n]);
-                        self.pos = 0;
-                        break;
-                    }
+            match self.src.read(&mut chunk) {
+                Ok(0) | Err(_) => {
+                    self.eof = true;
+                    return None;
+                }
+                Ok(n) => {
+                    self.buf.clear();
+                    self.buf.extend_from_slice(&chunk[..n]);
+                    self.pos = 0;
                 }
             }
         }

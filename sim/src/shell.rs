@@ -5,7 +5,9 @@
 //! shell builtins (`exit`, `echo $?`, `true`, ...) so netmiko-style sessions work.
 
 use crate::cli::{unmodelled, Cli, Env, Flow, Out};
-use crate::model::{parse_vlan, parse_vlan_list, vlan_ranges, Config, DeviceState, Lag, OvsPort, Port, L2};
+use crate::model::{
+    parse_vlan, parse_vlan_list, vlan_ranges, Config, DeviceState, Lag, OvsPort, Port, L2,
+};
 use crate::platform::Platform::{self, *};
 use std::collections::BTreeMap;
 
@@ -116,14 +118,19 @@ fn norm(l2: &mut L2) {
 
 /// Extra default data for ovs_linux: the bridges.
 pub fn ovs_default_extra(cfg: &mut Config) {
-    cfg.extra.insert("ovs_bridges".into(), serde_json::json!(["br-int", "br0"]));
+    cfg.extra
+        .insert("ovs_bridges".into(), serde_json::json!(["br-int", "br0"]));
 }
 
 fn ovs_bridges(cfg: &Config) -> Vec<String> {
     cfg.extra
         .get("ovs_bridges")
         .and_then(|v| v.as_array())
-        .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -166,7 +173,7 @@ impl Shell {
         out.stderr(127, format!("-bash: {cmd}: command not found"));
     }
 
-    fn pending<'a>(st: &'a mut DeviceState) -> &'a mut Config {
+    fn pending(st: &mut DeviceState) -> &mut Config {
         if st.pending.is_none() {
             st.pending = Some(st.running.clone());
         }
@@ -183,7 +190,11 @@ impl Shell {
         let args = &words[1..];
         match cmd.as_str() {
             "sudo" => {
-                let rest: Vec<String> = args.iter().skip_while(|a| a.starts_with('-')).cloned().collect();
+                let rest: Vec<String> = args
+                    .iter()
+                    .skip_while(|a| a.starts_with('-'))
+                    .cloned()
+                    .collect();
                 return self.run(&rest, line, st, out);
             }
             "exit" | "logout" => {
@@ -192,23 +203,33 @@ impl Shell {
             "echo" => {
                 let text: Vec<String> = args
                     .iter()
-                    .map(|a| if a == "$?" { self.last.to_string() } else { a.clone() })
+                    .map(|a| {
+                        if a == "$?" {
+                            self.last.to_string()
+                        } else {
+                            a.clone()
+                        }
+                    })
                     .collect();
                 out.line(text.join(" "));
             }
-            "true" | "cd" | "export" | "unset" | "stty" | "set" | "shopt" | "unalias" | "history" => {}
+            "true" | "cd" | "export" | "unset" | "stty" | "set" | "shopt" | "unalias"
+            | "history" => {}
             "false" => out.status = 1,
             "hostname" => out.line(&self.host),
             "whoami" => out.line(&self.user),
             "nv" if self.p == CumulusNvue => self.nv(args, line, st, out),
             "net" if self.p == Cumulus => self.net(args, line, st, out),
-            "config" if matches!(self.p, Sonic | DellEnterpriseSonic) => self.sonic_config(args, line, st, out),
-            "show" if matches!(self.p, Sonic | DellEnterpriseSonic) => self.sonic_show(args, line, st, out),
+            "config" if matches!(self.p, Sonic | DellEnterpriseSonic) => {
+                self.sonic_config(args, line, st, out)
+            }
+            "show" if matches!(self.p, Sonic | DellEnterpriseSonic) => {
+                self.sonic_show(args, line, st, out)
+            }
             "ovs-vsctl" if self.p == OvsLinux => self.ovs(args, line, st, out),
             "ip" if self.p == OvsLinux => self.ip(args, line, st, out),
-            "vtysh" | "ip" | "cat" | "ls" | "uname" | "ping" | "systemctl" | "bridge" | "acl-loader" | "rm" | "ethtool" => {
-                unmodelled(st, "shell", line)
-            }
+            "vtysh" | "ip" | "cat" | "ls" | "uname" | "ping" | "systemctl" | "bridge"
+            | "acl-loader" | "rm" | "ethtool" => unmodelled(st, "shell", line),
             other => self.not_found(other, out),
         }
         Flow::Continue
@@ -232,7 +253,18 @@ impl Shell {
                 self.nv_edit(set, rest, line, st, out)
             }
             ["config", "apply", opts @ ..] => {
-                if let Some(bad) = opts.iter().find(|o| !matches!(**o, "-y" | "--assume-yes" | "--assume-no" | "--confirm" | "--confirm-yes" | "startup" | "empty" | "pending")) {
+                if let Some(bad) = opts.iter().find(|o| {
+                    !matches!(
+                        **o,
+                        "-y" | "--assume-yes"
+                            | "--assume-no"
+                            | "--confirm"
+                            | "--confirm-yes"
+                            | "startup"
+                            | "empty"
+                            | "pending"
+                    )
+                }) {
                     if !bad.chars().all(|c| c.is_ascii_digit()) {
                         Self::nv_nosuch(out, bad);
                         return;
@@ -272,10 +304,12 @@ impl Shell {
                 let cand = st.pending.clone().unwrap_or_else(|| st.running.clone());
                 nv_diff(&st.running, &cand, out);
             }
-            ["config", "show", ..] | ["config", "history", ..] | ["config", "revision", ..] => unmodelled(st, "shell", line),
+            ["config", "show", ..] | ["config", "history", ..] | ["config", "revision", ..] => {
+                unmodelled(st, "shell", line)
+            }
             ["show", rest @ ..] => self.nv_show(rest, st, out),
             ["--version"] => out.line("nv 5.9.1"),
-            [] => out.stderr(2, "Usage: nv [options] <command> [<args>] ...".to_string()),
+            [] => out.stderr(2, "Usage: nv [options] <command> [<args>] ..."),
             [w, ..] => Self::nv_nosuch(out, w),
         }
     }
@@ -284,13 +318,19 @@ impl Shell {
         match a {
             ["interface", spec, attrs @ ..] => {
                 let Some(names) = expand_ifs(spec) else {
-                    Self::nv_err(out, format!("Invalid config: '{spec}' is not a valid interface name"));
+                    Self::nv_err(
+                        out,
+                        format!("Invalid config: '{spec}' is not a valid interface name"),
+                    );
                     return;
                 };
                 for n in &names {
                     let known = st.running.has_if(n) || Self::pending(st).has_if(n);
                     let is_bond = n.starts_with("bond");
-                    if !known && !(is_bond && set) && !n.starts_with("vlan") && !n.starts_with("lo") && !n.starts_with("eth") && !n.starts_with("peerlink") {
+                    let virtual_if = ["vlan", "lo", "eth", "peerlink"]
+                        .iter()
+                        .any(|x| n.starts_with(x));
+                    if !(known || is_bond && set || virtual_if) {
                         Self::nv_err(out, format!("Config invalid at interface.{n}: '{n}' is not a valid interface on this platform"));
                         return;
                     }
@@ -303,7 +343,11 @@ impl Shell {
                 let cand = Self::pending(st);
                 let mut unm = false;
                 for n in &names {
-                    if n.starts_with("vlan") || n.starts_with("lo") || n.starts_with("eth") || n.starts_with("peerlink") {
+                    if n.starts_with("vlan")
+                        || n.starts_with("lo")
+                        || n.starts_with("eth")
+                        || n.starts_with("peerlink")
+                    {
                         unm = true;
                         continue;
                     }
@@ -336,7 +380,12 @@ impl Shell {
                     }
                     [list] => {
                         let Some(ids) = parse_vlan_list(list, &[','], "-") else {
-                            Self::nv_err(out, format!("Invalid config: '{list}' is not a valid VLAN list (1-4094)"));
+                            Self::nv_err(
+                                out,
+                                format!(
+                                    "Invalid config: '{list}' is not a valid VLAN list (1-4094)"
+                                ),
+                            );
                             return;
                         };
                         for id in ids {
@@ -347,28 +396,46 @@ impl Shell {
                             }
                         }
                     }
-                    [list, "vni", ..] | [list, "flooding", ..] | [list, "ptp", ..] | [list, "multicast", ..] => {
+                    [list, "vni", ..]
+                    | [list, "flooding", ..]
+                    | [list, "ptp", ..]
+                    | [list, "multicast", ..] => {
                         if parse_vlan_list(list, &[','], "-").is_none() {
-                            Self::nv_err(out, format!("Invalid config: '{list}' is not a valid VLAN list (1-4094)"));
+                            Self::nv_err(
+                                out,
+                                format!(
+                                    "Invalid config: '{list}' is not a valid VLAN list (1-4094)"
+                                ),
+                            );
                             return;
                         }
                         unmodelled(st, "shell", line)
                     }
                     [_, w, ..] => Self::nv_nosuch(out, w),
-                    [] => out.stderr(2, "Error: Missing argument '<vid>'.".to_string()),
+                    [] => out.stderr(2, "Error: Missing argument '<vid>'."),
                 }
             }
             ["bridge", "domain", d, ..] if *d != "br_default" => {
                 unmodelled(st, "shell", line);
             }
-            ["bridge", "domain", "br_default", w, ..] if !matches!(*w, "stp" | "type" | "untagged" | "encap" | "mac-address" | "vlan-vni-offset" | "multicast") => {
+            ["bridge", "domain", "br_default", w, ..]
+                if !matches!(
+                    *w,
+                    "stp"
+                        | "type"
+                        | "untagged"
+                        | "encap"
+                        | "mac-address"
+                        | "vlan-vni-offset"
+                        | "multicast"
+                ) =>
+            {
                 Self::nv_nosuch(out, w)
             }
-            ["system" | "router" | "vrf" | "nve" | "evpn" | "qos" | "service" | "mlag" | "acl" | "bridge" | "platform" | "maintenance", ..] => {
-                unmodelled(st, "shell", line)
-            }
+            ["system" | "router" | "vrf" | "nve" | "evpn" | "qos" | "service" | "mlag" | "acl"
+            | "bridge" | "platform" | "maintenance", ..] => unmodelled(st, "shell", line),
             [w, ..] => Self::nv_nosuch(out, w),
-            [] => out.stderr(2, "Error: Missing command.".to_string()),
+            [] => out.stderr(2, "Error: Missing command."),
         }
     }
 
@@ -384,7 +451,8 @@ impl Shell {
             .copied()
             .filter(|w| !w.starts_with('-') && *w != "json" && *w != "yaml" && *w != "auto")
             .collect();
-        let json = a.windows(2).any(|w| w[0] == "-o" && w[1] == "json") || a.contains(&"--output=json");
+        let json =
+            a.windows(2).any(|w| w[0] == "-o" && w[1] == "json") || a.contains(&"--output=json");
         let v = match words.as_slice() {
             ["interface"] => {
                 let mut m = serde_json::Map::new();
@@ -395,7 +463,10 @@ impl Shell {
             }
             ["interface", n, ..] => {
                 if !cfg.has_if(n) {
-                    out.stderr(1, format!("Error: The requested item does not exist: interface {n}"));
+                    out.stderr(
+                        1,
+                        format!("Error: The requested item does not exist: interface {n}"),
+                    );
                     return;
                 }
                 nv_if_json(&cfg, n)
@@ -425,7 +496,7 @@ impl Shell {
     fn nclu_err(out: &mut Out, line: &str) {
         out.fail("ERROR: Command not found.");
         out.line("");
-        out.line(line.trim().trim_start_matches("sudo ").to_string());
+        out.line(line.trim().trim_start_matches("sudo "));
         out.status = 1;
     }
 
@@ -461,7 +532,10 @@ impl Shell {
             }
             ["show", "interface", n, rest @ ..] => {
                 if !st.running.has_if(n) {
-                    out.stderr(1, format!("ERROR: {n} is not a physical interface on this switch"));
+                    out.stderr(
+                        1,
+                        format!("ERROR: {n} is not a physical interface on this switch"),
+                    );
                     return;
                 }
                 let v = nv_if_json(&st.running, n);
@@ -494,7 +568,10 @@ impl Shell {
                             cand.lags.insert(n.clone(), Lag::new("lacp"));
                         }
                     } else if !cand.ports.contains_key(n) {
-                        out.stderr(1, format!("ERROR: {n} is not a physical interface on this switch"));
+                        out.stderr(
+                            1,
+                            format!("ERROR: {n} is not a physical interface on this switch"),
+                        );
                         return;
                     }
                     match attrs {
@@ -516,10 +593,17 @@ impl Shell {
                         }
                         ["bond", "mode", m @ ("802.3ad" | "balance-xor")] => {
                             if let Some(l) = cand.lags.get_mut(n) {
-                                l.mode = if *m == "802.3ad" && add { "lacp".into() } else { "static".into() };
+                                l.mode = if *m == "802.3ad" && add {
+                                    "lacp".into()
+                                } else {
+                                    "static".into()
+                                };
                             }
                         }
-                        ["bond", "lacp-rate" | "lacp-bypass-allow" | "mode", ..] | ["clag", ..] | ["ip", ..] | ["stp", ..] => {}
+                        ["bond", "lacp-rate" | "lacp-bypass-allow" | "mode", ..]
+                        | ["clag", ..]
+                        | ["ip", ..]
+                        | ["stp", ..] => {}
                         _ => {
                             let Some(mut l2) = cand.l2(n) else { continue };
                             match attrs {
@@ -537,19 +621,21 @@ impl Shell {
                                     }
                                 },
                                 ["bridge", "access"] if !add => *l2.access_vlan = None,
-                                ["bridge", "vids", list] => match parse_vlan_list(list, &[','], "-") {
-                                    Some(ids) => {
-                                        if add {
-                                            l2.allow_add(&ids)
-                                        } else {
-                                            l2.allow_remove(&ids)
+                                ["bridge", "vids", list] => {
+                                    match parse_vlan_list(list, &[','], "-") {
+                                        Some(ids) => {
+                                            if add {
+                                                l2.allow_add(&ids)
+                                            } else {
+                                                l2.allow_remove(&ids)
+                                            }
+                                        }
+                                        None => {
+                                            Self::nclu_err(out, line);
+                                            return;
                                         }
                                     }
-                                    None => {
-                                        Self::nclu_err(out, line);
-                                        return;
-                                    }
-                                },
+                                }
                                 ["bridge", "vids"] if !add => l2.allowed.clear(),
                                 ["bridge", "pvid", v] => match parse_vlan(v) {
                                     Some(v) => *l2.native_vlan = if add { Some(v) } else { None },
@@ -561,16 +647,20 @@ impl Shell {
                                 ["bridge", "pvid"] if !add => *l2.native_vlan = None,
                                 ["link", "down"] => *l2.admin_up = !add,
                                 ["link", "speed" | "autoneg" | "fec", ..] => {}
-                                ["mtu", m] => match m.parse::<u32>().ok().filter(|m| (552..=9216).contains(m)) {
-                                    Some(m) => *l2.mtu = if add { Some(m) } else { None },
-                                    None => {
-                                        Self::nclu_err(out, line);
-                                        return;
+                                ["mtu", m] => {
+                                    match m.parse::<u32>().ok().filter(|m| (552..=9216).contains(m))
+                                    {
+                                        Some(m) => *l2.mtu = if add { Some(m) } else { None },
+                                        None => {
+                                            Self::nclu_err(out, line);
+                                            return;
+                                        }
                                     }
-                                },
+                                }
                                 ["mtu"] if !add => *l2.mtu = None,
                                 ["alias", rest @ ..] if !rest.is_empty() || !add => {
-                                    *l2.description = if add { rest.join(" ") } else { String::new() }
+                                    *l2.description =
+                                        if add { rest.join(" ") } else { String::new() }
                                 }
                                 _ => {
                                     Self::nclu_err(out, line);
@@ -609,9 +699,16 @@ impl Shell {
                 }
                 None => Self::nclu_err(out, line),
             },
-            ["bridge", "bridge", ..] | ["hostname", ..] | ["time", ..] | ["dns", ..] | ["routing", ..] | ["bgp", ..] | ["loopback", ..] | ["syslog", ..] | ["snmp-server", ..] | ["vxlan", ..] => {
-                unmodelled(st, "shell", line)
-            }
+            ["bridge", "bridge", ..]
+            | ["hostname", ..]
+            | ["time", ..]
+            | ["dns", ..]
+            | ["routing", ..]
+            | ["bgp", ..]
+            | ["loopback", ..]
+            | ["syslog", ..]
+            | ["snmp-server", ..]
+            | ["vxlan", ..] => unmodelled(st, "shell", line),
             _ => Self::nclu_err(out, line),
         }
     }
@@ -619,7 +716,14 @@ impl Shell {
     // ---- SONiC ------------------------------------------------------------
 
     fn click_fail(out: &mut Out, usage: &str, msg: impl AsRef<str>) {
-        out.stderr(2, format!("Usage: {usage}\nTry \"{} -h\" for help.\n\nError: {}", usage.split(" [").next().unwrap_or(usage), msg.as_ref()));
+        out.stderr(
+            2,
+            format!(
+                "Usage: {usage}\nTry \"{} -h\" for help.\n\nError: {}",
+                usage.split(" [").next().unwrap_or(usage),
+                msg.as_ref()
+            ),
+        );
     }
 
     fn sonic_port_ok(cfg: &Config, n: &str) -> bool {
@@ -632,21 +736,34 @@ impl Shell {
         match a.as_slice() {
             ["vlan", op @ ("add" | "del"), v] => {
                 let Some(id) = parse_vlan(v) else {
-                    Self::click_fail(out, &format!("config vlan {op} [OPTIONS] <vid>"), "Invalid Vlan Id , Valid Range : 1 to 4094");
+                    Self::click_fail(
+                        out,
+                        &format!("config vlan {op} [OPTIONS] <vid>"),
+                        "Invalid Vlan Id , Valid Range : 1 to 4094",
+                    );
                     return;
                 };
                 if *op == "add" {
                     if !cfg.add_vlan(id) {
-                        Self::click_fail(out, "config vlan add [OPTIONS] <vid>", format!("Vlan{id} already exists"));
+                        Self::click_fail(
+                            out,
+                            "config vlan add [OPTIONS] <vid>",
+                            format!("Vlan{id} already exists"),
+                        );
                     } else {
                         cfg.vlan_mut(id).name = format!("Vlan{id}");
                     }
                 } else {
                     if !cfg.has_vlan(id) {
-                        Self::click_fail(out, "config vlan del [OPTIONS] <vid>", format!("Vlan{id} does not exist"));
+                        Self::click_fail(
+                            out,
+                            "config vlan del [OPTIONS] <vid>",
+                            format!("Vlan{id} does not exist"),
+                        );
                         return;
                     }
-                    let names: Vec<String> = cfg.ports.keys().chain(cfg.lags.keys()).cloned().collect();
+                    let names: Vec<String> =
+                        cfg.ports.keys().chain(cfg.lags.keys()).cloned().collect();
                     for n in names {
                         if let Some(l2) = cfg.l2(&n) {
                             let (u, t) = l2.membership();
@@ -661,7 +778,11 @@ impl Shell {
             }
             ["vlan", "member", op @ ("add" | "del"), rest @ ..] => {
                 let untagged = rest.iter().any(|x| *x == "-u" || *x == "--untagged");
-                let pos: Vec<&str> = rest.iter().copied().filter(|x| !x.starts_with('-')).collect();
+                let pos: Vec<&str> = rest
+                    .iter()
+                    .copied()
+                    .filter(|x| !x.starts_with('-'))
+                    .collect();
                 let usage = format!("config vlan member {op} [OPTIONS] <vid> <port>");
                 let [v, port] = pos.as_slice() else {
                     Self::click_fail(out, &usage, "Missing argument \"<port>\".");
@@ -687,12 +808,20 @@ impl Shell {
                 let (mut u, mut t) = l2.membership();
                 if *op == "add" {
                     if u == Some(id) || t.contains(&id) {
-                        Self::click_fail(out, &usage, format!("{port} is already a member of Vlan{id}"));
+                        Self::click_fail(
+                            out,
+                            &usage,
+                            format!("{port} is already a member of Vlan{id}"),
+                        );
                         return;
                     }
                     if untagged {
                         if u.is_some() {
-                            Self::click_fail(out, &usage, format!("{port} is already untagged member!"));
+                            Self::click_fail(
+                                out,
+                                &usage,
+                                format!("{port} is already untagged member!"),
+                            );
                             return;
                         }
                         u = Some(id);
@@ -701,7 +830,11 @@ impl Shell {
                     }
                 } else {
                     if u != Some(id) && !t.contains(&id) {
-                        Self::click_fail(out, &usage, format!("{port} is not a member of Vlan{id}"));
+                        Self::click_fail(
+                            out,
+                            &usage,
+                            format!("{port} is not a member of Vlan{id}"),
+                        );
                         return;
                     }
                     if u == Some(id) {
@@ -713,14 +846,22 @@ impl Shell {
             }
             ["interface", op @ ("startup" | "shutdown"), spec] => {
                 let Some(names) = expand_ifs(spec) else {
-                    Self::click_fail(out, &format!("config interface {op} [OPTIONS] <interface_name>"), "Interface name is invalid!!");
+                    Self::click_fail(
+                        out,
+                        &format!("config interface {op} [OPTIONS] <interface_name>"),
+                        "Interface name is invalid!!",
+                    );
                     return;
                 };
                 for n in names {
                     match cfg.l2(&n) {
                         Some(l2) => *l2.admin_up = *op == "startup",
                         None => {
-                            Self::click_fail(out, &format!("config interface {op} [OPTIONS] <interface_name>"), "Interface name is invalid!!");
+                            Self::click_fail(
+                                out,
+                                &format!("config interface {op} [OPTIONS] <interface_name>"),
+                                "Interface name is invalid!!",
+                            );
                             return;
                         }
                     }
@@ -728,41 +869,68 @@ impl Shell {
             }
             ["interface", "mtu", n, m] => {
                 let Some(l2) = cfg.l2(n) else {
-                    Self::click_fail(out, "config interface mtu [OPTIONS] <interface_name> <interface_mtu>", "Interface name is invalid!!");
+                    Self::click_fail(
+                        out,
+                        "config interface mtu [OPTIONS] <interface_name> <interface_mtu>",
+                        "Interface name is invalid!!",
+                    );
                     return;
                 };
                 match m.parse::<u32>().ok().filter(|m| (68..=9216).contains(m)) {
                     Some(m) => *l2.mtu = Some(m),
-                    None => Self::click_fail(out, "config interface mtu [OPTIONS] <interface_name> <interface_mtu>", "Invalid value for \"<interface_mtu>\""),
+                    None => Self::click_fail(
+                        out,
+                        "config interface mtu [OPTIONS] <interface_name> <interface_mtu>",
+                        "Invalid value for \"<interface_mtu>\"",
+                    ),
                 }
             }
             ["interface", "description", n, rest @ ..] => {
                 let Some(l2) = cfg.l2(n) else {
-                    Self::click_fail(out, "config interface description [OPTIONS] <interface_name> <description>", "Interface name is invalid!!");
+                    Self::click_fail(
+                        out,
+                        "config interface description [OPTIONS] <interface_name> <description>",
+                        "Interface name is invalid!!",
+                    );
                     return;
                 };
                 *l2.description = rest.join(" ");
             }
-            ["interface", "speed" | "fec" | "autoneg" | "ip" | "breakout" | "advertised-speeds", ..] => unmodelled(st, "shell", line),
+            ["interface", "speed" | "fec" | "autoneg" | "ip" | "breakout" | "advertised-speeds", ..] => {
+                unmodelled(st, "shell", line)
+            }
             ["portchannel", "add", name, ..] => {
                 if !name.starts_with("PortChannel") {
                     Self::click_fail(out, "config portchannel add [OPTIONS] <portchannel_name>", format!("{name} is invalid!, name should have prefix 'PortChannel' and suffix '<0-9999>'"));
                     return;
                 }
                 if cfg.lags.contains_key(*name) {
-                    Self::click_fail(out, "config portchannel add [OPTIONS] <portchannel_name>", format!("{name} already exists!"));
+                    Self::click_fail(
+                        out,
+                        "config portchannel add [OPTIONS] <portchannel_name>",
+                        format!("{name} already exists!"),
+                    );
                     return;
                 }
                 let static_ = a.contains(&"--static");
-                cfg.lags.insert(name.to_string(), Lag::new(if static_ { "static" } else { "lacp" }));
+                cfg.lags.insert(
+                    name.to_string(),
+                    Lag::new(if static_ { "static" } else { "lacp" }),
+                );
             }
             ["portchannel", "del", name] => {
                 if !cfg.del_lag(name) {
-                    Self::click_fail(out, "config portchannel del [OPTIONS] <portchannel_name>", format!("{name} is not present."));
+                    Self::click_fail(
+                        out,
+                        "config portchannel del [OPTIONS] <portchannel_name>",
+                        format!("{name} is not present."),
+                    );
                 }
             }
             ["portchannel", "member", op @ ("add" | "del"), pc, port] => {
-                let usage = format!("config portchannel member {op} [OPTIONS] <portchannel_name> <port_name>");
+                let usage = format!(
+                    "config portchannel member {op} [OPTIONS] <portchannel_name> <port_name>"
+                );
                 if !cfg.lags.contains_key(*pc) {
                     Self::click_fail(out, &usage, format!("{pc} is not present."));
                     return;
@@ -772,7 +940,10 @@ impl Shell {
                     return;
                 }
                 if *op == "add" {
-                    let mode = cfg.lags.get(*pc).map_or("lacp".to_string(), |l| l.mode.clone());
+                    let mode = cfg
+                        .lags
+                        .get(*pc)
+                        .map_or("lacp".to_string(), |l| l.mode.clone());
                     cfg.join_lag(port, pc, &mode);
                 } else {
                     cfg.leave_lag(port);
@@ -784,7 +955,10 @@ impl Shell {
                     return;
                 }
                 if self.faults.commit_fail {
-                    out.stderr(1, "Error: config save failed: cannot write /etc/sonic/config_db.json");
+                    out.stderr(
+                        1,
+                        "Error: config save failed: cannot write /etc/sonic/config_db.json",
+                    );
                     return;
                 }
                 if opts.contains(&"-y") || opts.contains(&"--yes") {
@@ -801,11 +975,22 @@ impl Shell {
                     self.ask = Some(Ask::SonicReload);
                 }
             }
-            ["hostname", ..] | ["vxlan", ..] | ["acl", ..] | ["bgp", ..] | ["loopback", ..] | ["feature", ..] | ["ntp", ..] | ["syslog", ..] => unmodelled(st, "shell", line),
+            ["hostname", ..]
+            | ["vxlan", ..]
+            | ["acl", ..]
+            | ["bgp", ..]
+            | ["loopback", ..]
+            | ["feature", ..]
+            | ["ntp", ..]
+            | ["syslog", ..] => unmodelled(st, "shell", line),
             [] => out.stderr(0, "Usage: config [OPTIONS] COMMAND [ARGS]..."),
             [w, ..] => {
                 let known = ["vlan", "interface", "portchannel", "save", "reload"];
-                let bad = if known.contains(w) { a.get(1).copied().unwrap_or(w) } else { w };
+                let bad = if known.contains(w) {
+                    a.get(1).copied().unwrap_or(w)
+                } else {
+                    w
+                };
                 out.stderr(2, format!("Usage: config [OPTIONS] COMMAND [ARGS]...\nTry \"config -h\" for help.\n\nError: No such command \"{bad}\"."));
             }
         }
@@ -816,13 +1001,20 @@ impl Shell {
         let cfg = &st.running;
         match a.as_slice() {
             ["vlan", "brief"] | ["vlan", "config"] => {
-                out.line("+-----------+--------------+-----------------+----------------+-------------+");
-                out.line("|   VLAN ID | IP Address   | Ports           | Port Tagging   | Proxy ARP   |");
-                out.line("+===========+==============+=================+================+=============+");
+                out.line(
+                    "+-----------+--------------+-----------------+----------------+-------------+",
+                );
+                out.line(
+                    "|   VLAN ID | IP Address   | Ports           | Port Tagging   | Proxy ARP   |",
+                );
+                out.line(
+                    "+===========+==============+=================+================+=============+",
+                );
                 for id in cfg.vlan_ids() {
                     let mut first = true;
                     let mut c = cfg.clone();
-                    let names: Vec<String> = cfg.ports.keys().chain(cfg.lags.keys()).cloned().collect();
+                    let names: Vec<String> =
+                        cfg.ports.keys().chain(cfg.lags.keys()).cloned().collect();
                     let mut rows = Vec::new();
                     for n in names {
                         if let Some(l2) = c.l2(&n) {
@@ -840,7 +1032,9 @@ impl Shell {
                     for (n, tag) in rows {
                         let vid = if first { id.to_string() } else { String::new() };
                         first = false;
-                        out.line(format!("| {vid:>9} |              | {n:<15} | {tag:<14} | disabled    |"));
+                        out.line(format!(
+                            "| {vid:>9} |              | {n:<15} | {tag:<14} | disabled    |"
+                        ));
                     }
                     out.line("+-----------+--------------+-----------------+----------------+-------------+");
                 }
@@ -873,7 +1067,9 @@ impl Shell {
                 let v = serde_json::to_value(cfg).unwrap_or_default();
                 out.line(serde_json::to_string_pretty(&v).unwrap_or_default());
             }
-            ["version"] => out.line("SONiC Software Version: SONiC.202311 (simulated by mercury-sim)"),
+            ["version"] => {
+                out.line("SONiC Software Version: SONiC.202311 (simulated by mercury-sim)")
+            }
             _ => unmodelled(st, "shell", line),
         }
     }
@@ -913,7 +1109,16 @@ impl Shell {
                     "-t" => {
                         it.next();
                     }
-                    x if x.starts_with("--timeout") || x.starts_with("--db") || x == "--no-wait" || x.starts_with("--format") || x.starts_with("--columns") || x == "--bare" || x.starts_with("--data") || x == "--oneline" || x == "--no-headings" || x == "--retry" => {}
+                    x if x.starts_with("--timeout")
+                        || x.starts_with("--db")
+                        || x == "--no-wait"
+                        || x.starts_with("--format")
+                        || x.starts_with("--columns")
+                        || x == "--bare"
+                        || x.starts_with("--data")
+                        || x == "--oneline"
+                        || x == "--no-headings"
+                        || x == "--retry" => {}
                     x => {
                         Self::ovs_fail(out, format!("unrecognized option '{x}'"));
                         return;
@@ -952,7 +1157,10 @@ impl Shell {
             ["down"] => p.admin_up = false,
             ["mtu", m] => match m.parse() {
                 Ok(m) => p.mtu = Some(m),
-                Err(_) => out.stderr(1, format!("Error: argument \"{m}\" is wrong: Invalid \"mtu\" value")),
+                Err(_) => out.stderr(
+                    1,
+                    format!("Error: argument \"{m}\" is wrong: Invalid \"mtu\" value"),
+                ),
             },
             _ => unmodelled(st, "shell", line),
         }
@@ -961,8 +1169,16 @@ impl Shell {
 }
 
 fn next_rev(st: &mut DeviceState) -> u64 {
-    let rev = st.running.extra.get("nvue_rev").and_then(|v| v.as_u64()).unwrap_or(1) + 1;
-    st.running.extra.insert("nvue_rev".into(), serde_json::json!(rev));
+    let rev = st
+        .running
+        .extra
+        .get("nvue_rev")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(1)
+        + 1;
+    st.running
+        .extra
+        .insert("nvue_rev".into(), serde_json::json!(rev));
     rev
 }
 
@@ -972,7 +1188,13 @@ fn nv_attr_check<'a>(set: bool, attrs: &[&'a str]) -> Result<(), &'a str> {
         [] if !set => Ok(()),
         [] => Err("<attribute>"),
         ["link", rest @ ..] => match rest {
-            ["state", ..] | ["mtu", ..] | ["speed", ..] | ["auto-negotiate", ..] | ["fec", ..] | ["duplex", ..] | ["breakout", ..] => Ok(()),
+            ["state", ..]
+            | ["mtu", ..]
+            | ["speed", ..]
+            | ["auto-negotiate", ..]
+            | ["fec", ..]
+            | ["duplex", ..]
+            | ["breakout", ..] => Ok(()),
             [] if !set => Ok(()),
             [w, ..] => Err(w),
             [] => Err("<attribute>"),
@@ -984,7 +1206,16 @@ fn nv_attr_check<'a>(set: bool, attrs: &[&'a str]) -> Result<(), &'a str> {
         },
         ["bridge", "domain", _, ..] => Ok(()),
         ["bridge", w, ..] => Err(w),
-        ["description", ..] | ["bond", ..] | ["ip", ..] | ["type", ..] | ["evpn", ..] | ["router", ..] | ["qos", ..] | ["lldp", ..] | ["acl", ..] | ["ptp", ..] => Ok(()),
+        ["description", ..]
+        | ["bond", ..]
+        | ["ip", ..]
+        | ["type", ..]
+        | ["evpn", ..]
+        | ["router", ..]
+        | ["qos", ..]
+        | ["lldp", ..]
+        | ["acl", ..]
+        | ["ptp", ..] => Ok(()),
         [w, ..] => Err(w),
     }
 }
@@ -1004,13 +1235,18 @@ fn nv_if_attr(cfg: &mut Config, n: &str, set: bool, attrs: &[&str]) -> Result<bo
     if let ["bond", rest @ ..] = attrs {
         match rest {
             ["member", list] => {
-                let members = expand_ifs(list).ok_or_else(|| format!("Invalid config: '{list}' is not a valid interface list"))?;
+                let members = expand_ifs(list).ok_or_else(|| {
+                    format!("Invalid config: '{list}' is not a valid interface list")
+                })?;
                 for m in members {
                     if !cfg.ports.contains_key(&m) {
                         return Err(format!("Config invalid at interface.{n}.bond.member.{m}: '{m}' is not a valid interface"));
                     }
                     if set {
-                        let mode = cfg.lags.get(n).map_or("lacp".to_string(), |l| l.mode.clone());
+                        let mode = cfg
+                            .lags
+                            .get(n)
+                            .map_or("lacp".to_string(), |l| l.mode.clone());
                         cfg.join_lag(&m, n, &mode);
                     } else {
                         cfg.leave_lag(&m);
@@ -1019,7 +1255,11 @@ fn nv_if_attr(cfg: &mut Config, n: &str, set: bool, attrs: &[&str]) -> Result<bo
                 return Ok(true);
             }
             ["member"] if !set => {
-                let members = cfg.lags.get(n).map(|l| l.members.clone()).unwrap_or_default();
+                let members = cfg
+                    .lags
+                    .get(n)
+                    .map(|l| l.members.clone())
+                    .unwrap_or_default();
                 for m in members {
                     cfg.leave_lag(&m);
                 }
@@ -1037,7 +1277,10 @@ fn nv_if_attr(cfg: &mut Config, n: &str, set: bool, attrs: &[&str]) -> Result<bo
     let Some(mut l2) = cfg.l2(n) else {
         return Ok(false);
     };
-    let vlan = |s: &str| parse_vlan(s).ok_or_else(|| format!("Invalid config: '{s}' is not a valid VLAN id (1-4094)"));
+    let vlan = |s: &str| {
+        parse_vlan(s)
+            .ok_or_else(|| format!("Invalid config: '{s}' is not a valid VLAN id (1-4094)"))
+    };
     let modelled = match attrs {
         ["link", "state", s @ ("up" | "down")] if set => {
             *l2.admin_up = *s == "up";
@@ -1047,9 +1290,15 @@ fn nv_if_attr(cfg: &mut Config, n: &str, set: bool, attrs: &[&str]) -> Result<bo
             *l2.admin_up = true;
             true
         }
-        ["link", "state", ..] => return Err("Invalid config: link state must be 'up' or 'down'".into()),
+        ["link", "state", ..] => {
+            return Err("Invalid config: link state must be 'up' or 'down'".into())
+        }
         ["link", "mtu", m] if set => {
-            let m: u32 = m.parse().ok().filter(|m| (552..=9216).contains(m)).ok_or("Invalid config: mtu must be 552-9216")?;
+            let m: u32 = m
+                .parse()
+                .ok()
+                .filter(|m| (552..=9216).contains(m))
+                .ok_or("Invalid config: mtu must be 552-9216")?;
             *l2.mtu = Some(m);
             true
         }
@@ -1090,7 +1339,9 @@ fn nv_if_attr(cfg: &mut Config, n: &str, set: bool, attrs: &[&str]) -> Result<bo
             match (set, rest) {
                 (true, ["all"]) => l2.allow_set(&(1..=4094).collect::<Vec<u16>>()),
                 (_, [list]) => {
-                    let ids = parse_vlan_list(list, &[','], "-").ok_or_else(|| format!("Invalid config: '{list}' is not a valid VLAN list"))?;
+                    let ids = parse_vlan_list(list, &[','], "-").ok_or_else(|| {
+                        format!("Invalid config: '{list}' is not a valid VLAN list")
+                    })?;
                     if set {
                         l2.allow_add(&ids)
                     } else {
@@ -1164,7 +1415,8 @@ fn nv_if_json(cfg: &Config, n: &str) -> serde_json::Value {
         v["bridge"] = serde_json::json!({"domain": {"br_default": dom}});
     }
     if let Some((m, mode)) = members {
-        let mm: BTreeMap<String, serde_json::Value> = m.into_iter().map(|x| (x, serde_json::json!({}))).collect();
+        let mm: BTreeMap<String, serde_json::Value> =
+            m.into_iter().map(|x| (x, serde_json::json!({}))).collect();
         v["bond"] = serde_json::json!({"member": mm, "mode": mode});
     }
     if let Some(l) = lag_of {
@@ -1187,7 +1439,13 @@ fn print_yamlish(v: &serde_json::Value, indent: usize, out: &mut Out) {
 }
 
 fn nv_diff(old: &Config, new: &Config, out: &mut Out) {
-    let names: Vec<String> = new.ports.keys().chain(new.lags.keys()).chain(old.lags.keys()).cloned().collect();
+    let names: Vec<String> = new
+        .ports
+        .keys()
+        .chain(new.lags.keys())
+        .chain(old.lags.keys())
+        .cloned()
+        .collect();
     let mut seen = Vec::new();
     for n in names {
         if seen.contains(&n) {
@@ -1202,8 +1460,14 @@ fn nv_diff(old: &Config, new: &Config, out: &mut Out) {
         }
     }
     if old.vlans != new.vlans {
-        out.line(format!("- bridge domain br_default vlan: {}", vlan_ranges(&old.vlan_ids(), ",", "-")));
-        out.line(format!("+ bridge domain br_default vlan: {}", vlan_ranges(&new.vlan_ids(), ",", "-")));
+        out.line(format!(
+            "- bridge domain br_default vlan: {}",
+            vlan_ranges(&old.vlan_ids(), ",", "-")
+        ));
+        out.line(format!(
+            "+ bridge domain br_default vlan: {}",
+            vlan_ranges(&new.vlan_ids(), ",", "-")
+        ));
     }
 }
 
@@ -1231,9 +1495,14 @@ fn parse_ovs_list(v: &str) -> Result<Vec<u16>, String> {
     }
     let mut out = Vec::new();
     for x in v.split(',') {
-        let n: u16 = x.trim().parse().map_err(|_| format!("\"{x}\" is not a valid integer"))?;
+        let n: u16 = x
+            .trim()
+            .parse()
+            .map_err(|_| format!("\"{x}\" is not a valid integer"))?;
         if n > 4095 {
-            return Err(format!("constraint violation: {n} is not in the valid range 0 to 4095 (inclusive)"));
+            return Err(format!(
+                "constraint violation: {n} is not in the valid range 0 to 4095 (inclusive)"
+            ));
         }
         out.push(n);
     }
@@ -1257,39 +1526,68 @@ fn ovs_set_col(p: &mut Port, table: &str, col: &str, val: &str) -> Result<(), St
             (_, "other_config" | "options") => {
                 o.other.insert(format!("{table}.{col}"), val_clean);
             }
-            _ => return Err(format!("{table} does not contain a column whose name matches \"{map}\"")),
+            _ => {
+                return Err(format!(
+                    "{table} does not contain a column whose name matches \"{map}\""
+                ))
+            }
         }
         return Ok(());
     }
     match (table, col) {
         ("Port", "tag") => {
-            let t: u16 = val_clean.parse().map_err(|_| format!("\"{val}\" is not a valid integer"))?;
+            let t: u16 = val_clean
+                .parse()
+                .map_err(|_| format!("\"{val}\" is not a valid integer"))?;
             if t > 4095 {
-                return Err(format!("constraint violation: {t} is not in the valid range 0 to 4095 (inclusive)"));
+                return Err(format!(
+                    "constraint violation: {t} is not in the valid range 0 to 4095 (inclusive)"
+                ));
             }
             o.tag = Some(t);
         }
         ("Port", "trunks") => o.trunks = parse_ovs_list(val)?,
         ("Port", "vlan_mode") => {
-            if !matches!(val_clean.as_str(), "access" | "trunk" | "native-tagged" | "native-untagged" | "dot1q-tunnel") {
+            if !matches!(
+                val_clean.as_str(),
+                "access" | "trunk" | "native-tagged" | "native-untagged" | "dot1q-tunnel"
+            ) {
                 return Err(format!("constraint violation: {val_clean} is not one of the allowed values ([access, dot1q-tunnel, native-tagged, native-untagged, trunk])"));
             }
             o.vlan_mode = Some(val_clean);
         }
         ("Interface", "mtu_request") => {
-            p.mtu = Some(val_clean.parse().map_err(|_| format!("\"{val}\" is not a valid integer"))?);
+            p.mtu = Some(
+                val_clean
+                    .parse()
+                    .map_err(|_| format!("\"{val}\" is not a valid integer"))?,
+            );
         }
         ("Interface", "admin_state") => p.admin_up = val_clean == "up",
-        ("Port" | "Interface", "external_ids" | "other_config" | "options" | "type" | "bond_mode" | "lacp" | "qos" | "name" | "ofport_request" | "mac") => {
+        (
+            "Port" | "Interface",
+            "external_ids" | "other_config" | "options" | "type" | "bond_mode" | "lacp" | "qos"
+            | "name" | "ofport_request" | "mac",
+        ) => {
             o.other.insert(format!("{table}.{col}"), val_clean);
         }
-        _ => return Err(format!("{table} does not contain a column whose name matches \"{col}\"")),
+        _ => {
+            return Err(format!(
+                "{table} does not contain a column whose name matches \"{col}\""
+            ))
+        }
     }
     ovs_norm(p);
     Ok(())
 }
 
-fn ovs_cmd(cfg: &mut Config, c: &[String], may_exist: bool, if_exists: bool, out: &mut Out) -> Result<(), String> {
+fn ovs_cmd(
+    cfg: &mut Config,
+    c: &[String],
+    may_exist: bool,
+    if_exists: bool,
+    out: &mut Out,
+) -> Result<(), String> {
     let a: Vec<&str> = c.iter().map(String::as_str).collect();
     let bridges = ovs_bridges(cfg);
     match a.as_slice() {
@@ -1311,7 +1609,8 @@ fn ovs_cmd(cfg: &mut Config, c: &[String], may_exist: bool, if_exists: bool, out
                 }
                 return Err(format!("no bridge named {br}"));
             }
-            cfg.ports.retain(|_, p| p.ovs.as_ref().is_none_or(|o| o.bridge != *br));
+            cfg.ports
+                .retain(|_, p| p.ovs.as_ref().is_none_or(|o| o.bridge != *br));
             set_ovs_bridges(cfg, bridges.into_iter().filter(|b| b != br).collect());
         }
         ["list-br"] => {
@@ -1338,9 +1637,14 @@ fn ovs_cmd(cfg: &mut Config, c: &[String], may_exist: bool, if_exists: bool, out
                 return Ok(());
             }
             let mut p = Port::new(true);
-            p.ovs = Some(OvsPort { bridge: br.to_string(), ..Default::default() });
+            p.ovs = Some(OvsPort {
+                bridge: br.to_string(),
+                ..Default::default()
+            });
             for kv in cols {
-                let (k, v) = kv.split_once('=').ok_or_else(|| format!("{kv}: argument does not end in \"=\" followed by a value."))?;
+                let (k, v) = kv.split_once('=').ok_or_else(|| {
+                    format!("{kv}: argument does not end in \"=\" followed by a value.")
+                })?;
                 ovs_set_col(&mut p, "Port", k, v)?;
             }
             cfg.ports.insert(port.to_string(), p);
@@ -1390,7 +1694,9 @@ fn ovs_cmd(cfg: &mut Config, c: &[String], may_exist: bool, if_exists: bool, out
             match *verb {
                 "set" => {
                     for kv in rest {
-                        let (k, v) = kv.split_once('=').ok_or_else(|| format!("{kv}: argument does not end in \"=\" followed by a value."))?;
+                        let (k, v) = kv.split_once('=').ok_or_else(|| {
+                            format!("{kv}: argument does not end in \"=\" followed by a value.")
+                        })?;
                         ovs_set_col(p, table, k, v)?;
                     }
                 }
@@ -1404,8 +1710,12 @@ fn ovs_cmd(cfg: &mut Config, c: &[String], may_exist: bool, if_exists: bool, out
                             ("Port", "external_ids") => o.external_ids.clear(),
                             ("Interface", "external_ids") => o.iface_external_ids.clear(),
                             ("Interface", "mtu_request") => p.mtu = None,
-                            (_, c) if matches!(c, "other_config" | "options" | "qos") => {}
-                            (_, c) => return Err(format!("{table} does not contain a column whose name matches \"{c}\"")),
+                            (_, "other_config" | "options" | "qos") => {}
+                            (_, c) => {
+                                return Err(format!(
+                                    "{table} does not contain a column whose name matches \"{c}\""
+                                ))
+                            }
                         }
                     }
                     ovs_norm(p);
@@ -1429,21 +1739,34 @@ fn ovs_cmd(cfg: &mut Config, c: &[String], may_exist: bool, if_exists: bool, out
                             }
                         }
                         (_, "external_ids") => {
-                            let map = if table == "Port" { &mut o.external_ids } else { &mut o.iface_external_ids };
+                            let map = if table == "Port" {
+                                &mut o.external_ids
+                            } else {
+                                &mut o.iface_external_ids
+                            };
                             for v in vals {
                                 match v.split_once('=') {
                                     Some((k, val)) if *verb == "add" => {
-                                        map.entry(k.to_string()).or_insert_with(|| val.trim_matches('"').to_string());
+                                        map.entry(k.to_string())
+                                            .or_insert_with(|| val.trim_matches('"').to_string());
                                     }
                                     _ if *verb == "remove" => {
                                         let k = v.split_once('=').map_or(*v, |x| x.0);
                                         map.remove(k);
                                     }
-                                    _ => return Err(format!("{v}: argument does not end in \"=\" followed by a value.")),
+                                    _ => {
+                                        return Err(format!(
+                                        "{v}: argument does not end in \"=\" followed by a value."
+                                    ))
+                                    }
                                 }
                             }
                         }
-                        (_, c) => return Err(format!("{table} does not contain a column whose name matches \"{c}\"")),
+                        (_, c) => {
+                            return Err(format!(
+                                "{table} does not contain a column whose name matches \"{c}\""
+                            ))
+                        }
                     }
                     ovs_norm(p);
                 }
@@ -1453,20 +1776,41 @@ fn ovs_cmd(cfg: &mut Config, c: &[String], may_exist: bool, if_exists: bool, out
                     for col in rest {
                         let v = match (table, *col) {
                             ("Port", "tag") => o.tag.map_or("[]".to_string(), |t| t.to_string()),
-                            ("Port", "trunks") => format!("[{}]", o.trunks.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")),
-                            ("Port", "vlan_mode") => o.vlan_mode.clone().unwrap_or_else(|| "[]".into()),
+                            ("Port", "trunks") => format!(
+                                "[{}]",
+                                o.trunks
+                                    .iter()
+                                    .map(|x| x.to_string())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                            ("Port", "vlan_mode") => {
+                                o.vlan_mode.clone().unwrap_or_else(|| "[]".into())
+                            }
                             ("Port", "external_ids") => fmt_map(&o.external_ids),
                             ("Interface", "external_ids") => fmt_map(&o.iface_external_ids),
                             ("Port" | "Interface", "name") => rec.to_string(),
                             (_, c) if c.contains(':') => {
                                 let (m, k) = c.split_once(':').unwrap_or((c, ""));
-                                let map = if table == "Port" { &o.external_ids } else { &o.iface_external_ids };
+                                let map = if table == "Port" {
+                                    &o.external_ids
+                                } else {
+                                    &o.iface_external_ids
+                                };
                                 match (m, map.get(k)) {
                                     ("external_ids", Some(v)) => format!("\"{v}\""),
-                                    _ => return Err(format!("no key \"{k}\" in {table} record \"{rec}\" column {m}")),
+                                    _ => {
+                                        return Err(format!(
+                                            "no key \"{k}\" in {table} record \"{rec}\" column {m}"
+                                        ))
+                                    }
                                 }
                             }
-                            (_, c) => return Err(format!("{table} does not contain a column whose name matches \"{c}\"")),
+                            (_, c) => {
+                                return Err(format!(
+                                    "{table} does not contain a column whose name matches \"{c}\""
+                                ))
+                            }
                         };
                         out.line(v);
                     }
@@ -1478,7 +1822,11 @@ fn ovs_cmd(cfg: &mut Config, c: &[String], may_exist: bool, if_exists: bool, out
                 return Err(format!("unknown table \"{table}\""));
             };
             let names: Vec<String> = if recs.is_empty() {
-                cfg.ports.iter().filter(|(_, p)| p.ovs.is_some()).map(|(n, _)| n.clone()).collect()
+                cfg.ports
+                    .iter()
+                    .filter(|(_, p)| p.ovs.is_some())
+                    .map(|(n, _)| n.clone())
+                    .collect()
             } else {
                 recs.iter().map(|s| s.to_string()).collect()
             };
@@ -1487,13 +1835,41 @@ fn ovs_cmd(cfg: &mut Config, c: &[String], may_exist: bool, if_exists: bool, out
                 let o = p.ovs.clone().unwrap_or_default();
                 out.line(format!("{:<17}: {n}", "name"));
                 if table == "Port" {
-                    out.line(format!("{:<17}: {}", "tag", o.tag.map_or("[]".into(), |t| t.to_string())));
-                    out.line(format!("{:<17}: [{}]", "trunks", o.trunks.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")));
-                    out.line(format!("{:<17}: {}", "vlan_mode", o.vlan_mode.clone().unwrap_or_else(|| "[]".into())));
-                    out.line(format!("{:<17}: {}", "external_ids", fmt_map(&o.external_ids)));
+                    out.line(format!(
+                        "{:<17}: {}",
+                        "tag",
+                        o.tag.map_or("[]".into(), |t| t.to_string())
+                    ));
+                    out.line(format!(
+                        "{:<17}: [{}]",
+                        "trunks",
+                        o.trunks
+                            .iter()
+                            .map(|x| x.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                    out.line(format!(
+                        "{:<17}: {}",
+                        "vlan_mode",
+                        o.vlan_mode.clone().unwrap_or_else(|| "[]".into())
+                    ));
+                    out.line(format!(
+                        "{:<17}: {}",
+                        "external_ids",
+                        fmt_map(&o.external_ids)
+                    ));
                 } else {
-                    out.line(format!("{:<17}: {}", "external_ids", fmt_map(&o.iface_external_ids)));
-                    out.line(format!("{:<17}: {}", "mtu_request", p.mtu.map_or("[]".into(), |m| m.to_string())));
+                    out.line(format!(
+                        "{:<17}: {}",
+                        "external_ids",
+                        fmt_map(&o.iface_external_ids)
+                    ));
+                    out.line(format!(
+                        "{:<17}: {}",
+                        "mtu_request",
+                        p.mtu.map_or("[]".into(), |m| m.to_string())
+                    ));
                 }
                 out.line("");
             }
@@ -1509,7 +1885,14 @@ fn ovs_cmd(cfg: &mut Config, c: &[String], may_exist: bool, if_exists: bool, out
                             out.line(format!("            tag: {t}"));
                         }
                         if !o.trunks.is_empty() {
-                            out.line(format!("            trunks: [{}]", o.trunks.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")));
+                            out.line(format!(
+                                "            trunks: [{}]",
+                                o.trunks
+                                    .iter()
+                                    .map(|x| x.to_string())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ));
                         }
                         out.line(format!("            Interface {n}"));
                     }
@@ -1590,10 +1973,23 @@ impl Cli for Shell {
         let msg = match self.p {
             CumulusNvue => format!("Error: Invalid config: '{}' was refused", line.trim()),
             Cumulus => "ERROR: Command not found.".to_string(),
-            OvsLinux => format!("ovs-vsctl: unknown command '{}'; use --help for help", w.get(1).cloned().unwrap_or_default()),
-            _ => format!("Error: No such command \"{}\".", w.get(1).cloned().unwrap_or_default()),
+            OvsLinux => format!(
+                "ovs-vsctl: unknown command '{}'; use --help for help",
+                w.get(1).cloned().unwrap_or_default()
+            ),
+            _ => format!(
+                "Error: No such command \"{}\".",
+                w.get(1).cloned().unwrap_or_default()
+            ),
         };
-        out.stderr(if self.p == CumulusNvue || self.p == Cumulus || self.p == OvsLinux { 1 } else { 2 }, msg);
+        out.stderr(
+            if self.p == CumulusNvue || self.p == Cumulus || self.p == OvsLinux {
+                1
+            } else {
+                2
+            },
+            msg,
+        );
         self.last = out.status;
     }
 

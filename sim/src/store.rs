@@ -60,7 +60,10 @@ impl Store {
             (self.platform.default_state(), true)
         } else {
             let st: DeviceState = serde_json::from_str(&text).map_err(|e| {
-                StoreError(format!("state file {} is not valid: {e}", self.path.display()))
+                StoreError(format!(
+                    "state file {} is not valid: {e}",
+                    self.path.display()
+                ))
             })?;
             (st, false)
         };
