@@ -38,6 +38,45 @@ struct Intake {
     raw: Option<RawRequest>,
     caller: Option<String>,
     allow_devices: Option<Vec<String>>,
+    origin: Origin,
+}
+
+/// How a request that did not come through argv or SSH reached Mercury, for the audit
+/// record: the authenticated HTTP user and the client address (`serve-jsonrpc`).
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    /// The authenticated user (HTTP Basic).
+    pub http_user: Option<String>,
+    /// The client's address, as the socket activator reported it.
+    pub remote: Option<String>,
+}
+
+/// Runs one request that arrived through another intake (the JSON-RPC server) down the same
+/// path as `mercury run`: config (re-read for every request), policy with the caller's
+/// scope, lock, audit, session. Returns the finished result.
+pub fn run_request(
+    config: &Path,
+    raw: RawRequest,
+    caller: Option<String>,
+    origin: Origin,
+) -> Report {
+    let started = Instant::now();
+    let mut report = Report::new(String::new());
+    let intake = Intake {
+        raw: Some(raw),
+        caller,
+        allow_devices: None,
+        origin,
+    };
+    let result = execute_intake(config, intake, None, &mut report);
+    if report.request_id.is_empty() {
+        report.request_id = new_request_id();
+    }
+    if let Err(e) = result {
+        report.fail(e.kind(), e.to_string());
+    }
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
+    report
 }
 
 /// Runs one invocation.
@@ -55,6 +94,9 @@ pub fn run(cli: Cli) -> Outcome {
             stdout: String::from_utf8_lossy(&buf).into_owned(),
             code: 0,
         };
+    }
+    if let Command::ServeJsonrpc(args) = &cli.command {
+        return crate::jsonrpc::serve_inetd(&cli.config, args);
     }
     if let Command::Check(c) = &cli.command {
         if c.table {
@@ -140,17 +182,20 @@ fn execute(cli: &Cli, report: &mut Report) -> Result<(), Error> {
                 raw: Some(raw),
                 caller: Some(s.caller.clone()),
                 allow_devices: (!s.allow_devices.is_empty()).then(|| s.allow_devices.clone()),
+                origin: Origin::default(),
             }
         }
         Command::Run(r) => Intake {
             raw: Some(read_json(r.request.as_deref())?),
             caller: None,
             allow_devices: None,
+            origin: Origin::default(),
         },
         Command::Check(_) => Intake {
             raw: None,
             caller: None,
             allow_devices: None,
+            origin: Origin::default(),
         },
         other => Intake {
             raw: Some(
@@ -160,10 +205,25 @@ fn execute(cli: &Cli, report: &mut Report) -> Result<(), Error> {
             ),
             caller: None,
             allow_devices: None,
+            origin: Origin::default(),
         },
     };
     report.dry_run |= cli.dry_run;
+    let check_only = match &cli.command {
+        Command::Check(c) => Some(c.catalog),
+        _ => None,
+    };
+    execute_intake(&cli.config, intake, check_only, report)
+}
 
+/// Everything after intake: config, request, policy, lock, audit, session. `check_only` is
+/// `Some(catalog_only)` for `mercury check`, which has no request.
+fn execute_intake(
+    config_path: &Path,
+    intake: Intake,
+    check_only: Option<bool>,
+    report: &mut Report,
+) -> Result<(), Error> {
     if let Some(raw) = &intake.raw {
         report.op = raw.op.clone();
         if let Some(id) = &raw.request_id {
@@ -173,20 +233,25 @@ fn execute(cli: &Cli, report: &mut Report) -> Result<(), Error> {
         }
     }
 
-    let config = Config::load(&cli.config)?;
+    let config = Config::load(config_path)?;
     let catalog = Catalog::load(&config.plugins_dir)?;
 
     let Some(raw) = intake.raw else {
-        let Command::Check(c) = &cli.command else {
+        let Some(catalog_only) = check_only else {
             return Err(Error::Internal("no request".into()));
         };
-        return check(&config, &catalog, c.catalog, report);
+        return check(&config, &catalog, catalog_only, report);
     };
 
-    let who = Who::current(
+    let mut who = Who::current(
         intake.caller.clone(),
         std::env::var("SSH_CONNECTION").ok().as_deref(),
     );
+    if intake.origin.http_user.is_some() || intake.origin.remote.is_some() {
+        who.ssh_client = None;
+        who.http_user = intake.origin.http_user.clone();
+        who.http_client = intake.origin.remote.clone();
+    }
     let scope = match &intake.caller {
         Some(name) => Some(Scope {
             caller: config.callers.get(name).ok_or_else(|| {
