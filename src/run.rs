@@ -414,13 +414,23 @@ impl Job<'_> {
             op: req.op.name().to_string(),
             since: timefmt::now_rfc3339(),
         };
-        let _lock = lock::acquire(
+        let waited = Instant::now();
+        let held = lock::acquire(
             &self.config.lock_dir,
             &device.name,
             device.max_sessions,
             device.lock_timeout,
             &holder,
         )?;
+        log::info!(
+            "{}: {} on {} ({}), lock slot {} after {} ms",
+            self.report.request_id,
+            req.op.name(),
+            device.name,
+            platform.name,
+            held.slot,
+            waited.elapsed().as_millis()
+        );
         // The started record must be on disk before the device is touched.
         self.audit_started()?;
         device.check_secret_modes()?;
@@ -447,6 +457,7 @@ impl Job<'_> {
             save,
         };
         let conn = transport::open(device, platform.kind, deadline)?;
+        log::info!("{}: connected to {}", self.report.request_id, device.name);
         let (transcript, result) = session::run(conn, platform, &plan, &settings);
         self.report.commands = transcript.commands;
         self.report.round_trips = transcript.round_trips;
