@@ -112,10 +112,17 @@ class Lab(object):
             self.state_file(name).unlink(missing_ok=True)
         (self.dir / 'audit.log').unlink(missing_ok=True)
         shutil.rmtree(self.dir / 'locks', ignore_errors=True)
+        template = self.dir / 'template'
+        if not template.exists():
+            for name in SWITCHES:
+                for vlan in VLANS:
+                    self.mercury('add-network', '--device', name, '--vlan',
+                                 str(vlan), '--reason', 'lab setup')
+            template.mkdir()
+            for name in SWITCHES:
+                shutil.copy(self.state_file(name), template / name)
         for name in SWITCHES:
-            for vlan in VLANS:
-                self.mercury('add-network', '--device', name, '--vlan',
-                             str(vlan), '--reason', 'lab setup')
+            shutil.copy(template / name, self.state_file(name))
         (self.dir / 'audit.log').unlink(missing_ok=True)
 
     def mercury(self, *args, stdin=None, check=True):
