@@ -239,15 +239,34 @@ def sshd(tmp_path_factory, lab_dir):
 
 
 class Activator(object):
-    """serve-jsonrpc --inetd behind a socket activator on 127.0.0.1."""
+    """serve-jsonrpc --inetd behind a socket activator on 127.0.0.1; with
+    ``tls``, behind socat terminating TLS with a self-signed certificate."""
 
-    def __init__(self, root, config, htpasswd):
+    def __init__(self, root, config, htpasswd, tls=False):
+        root = pathlib.Path(root)
         self.port = free_port()
-        self.log = pathlib.Path(root) / 'activator.log'
+        self.log = root / 'activator.log'
+        self.cafile = None
         command = [str(MERCURY), '--config', str(config), 'serve-jsonrpc',
                    '--inetd', '--htpasswd', str(htpasswd)]
         activate = shutil.which('systemd-socket-activate')
-        if activate:
+        if tls:
+            if not shutil.which('socat'):
+                pytest.exit('socat is not installed', returncode=1)
+            pem = root / 'server.pem'
+            subprocess.run(['openssl', 'req', '-x509', '-newkey', 'rsa:2048',
+                            '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1',
+                            '-addext', 'subjectAltName=IP:127.0.0.1',
+                            '-keyout', str(root / 'server.key'),
+                            '-out', str(root / 'server.crt')],
+                           check=True, capture_output=True)
+            pem.write_text((root / 'server.key').read_text()
+                           + (root / 'server.crt').read_text())
+            self.cafile = root / 'server.crt'
+            argv = ['socat', 'OPENSSL-LISTEN:%d,bind=127.0.0.1,fork,reuseaddr,'
+                    'cert=%s,verify=0' % (self.port, pem),
+                    'EXEC:%s' % ' '.join(command)]
+        elif activate:
             argv = [activate, '--inetd', '--accept', '-l',
                     '127.0.0.1:%d' % self.port] + command
         elif shutil.which('socat'):
@@ -278,5 +297,14 @@ def jsonrpc_server(tmp_path_factory, lab_dir):
     htpasswd.write_text('ironic:%s\n' % hashed.replace('$2b$', '$2y$', 1))
     os.chmod(htpasswd, 0o600)
     server = Activator(root, lab_dir / 'mercury.toml', htpasswd)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope='session')
+def jsonrpc_tls_server(tmp_path_factory, lab_dir, jsonrpc_server):
+    root = tmp_path_factory.mktemp('jsonrpc-tls')
+    htpasswd = pathlib.Path(jsonrpc_server.log).parent / 'htpasswd'
+    server = Activator(root, lab_dir / 'mercury.toml', htpasswd, tls=True)
     yield server
     server.stop()

@@ -141,6 +141,25 @@ class NetworkingApiTestCase(JsonRpcTestCase):
                           self.ctx, 'leaf-1', 'Gi1/0/5', 'd', 'access', 150)
 
 
+class TlsTestCase(JsonRpcTestCase):
+    """TLS in front of the same one-shot process (socat OPENSSL-LISTEN), with
+    Ironic's client verifying the certificate against its cafile."""
+
+    @pytest.fixture(autouse=True)
+    def _tls(self, jsonrpc_tls_server):
+        self.tls = jsonrpc_tls_server
+
+    def test_update_port_over_tls(self):
+        self.config(port=self.tls.port, client_use_ssl=True,
+                    cafile=str(self.tls.cafile), group=GROUP)
+        self.reset_client()
+        self.api().update_port(self.ctx, 'leaf-1', 'Gi1/0/4', 'd', 'access',
+                               110)
+        self.assertEqual(110, self.lab.port('leaf-1', gi(4))['access_vlan'])
+        self.assertIn('127.0.0.1', {r['who']['http_client']
+                                    for r in self.lab.requests()})
+
+
 class StockInterfaceTestCase(JsonRpcTestCase):
     """Ironic's own ironic-networking interface, unchanged, with Mercury as
     its networking service."""
