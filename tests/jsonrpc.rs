@@ -449,3 +449,40 @@ fn idle_connection_ends_the_process() {
     assert_eq!(status.code(), Some(0));
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }
+
+#[test]
+fn serve_jsonrpc_is_not_reachable_through_the_ssh_forced_command() {
+    let lab = lab();
+    for cmd in [
+        "serve-jsonrpc --inetd --htpasswd /etc/shadow",
+        "mercury serve-jsonrpc --inetd --htpasswd x",
+    ] {
+        let v = lab
+            .mercury(["serve-ssh", "--caller", "ironic"])
+            .env("SSH_ORIGINAL_COMMAND", cmd)
+            .run()
+            .expect(64);
+        assert_eq!(v["error_kind"], "usage", "{cmd}");
+    }
+}
+
+#[test]
+fn the_shipped_systemd_unit_runs_a_valid_command_line() {
+    let unit = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("integrations/systemd/mercury-jsonrpc@.service"),
+    )
+    .unwrap();
+    let exec = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .expect("ExecStart");
+    let mut words = exec.split_whitespace();
+    assert!(words.next().unwrap().ends_with("/mercury"));
+    let args: Vec<&str> = words.collect();
+    assert!(args.contains(&"--inetd"), "{exec}");
+    // The connection closes at once: the flags parse, nothing is read, exit 0.
+    let out = common::mercury(args).run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+}
