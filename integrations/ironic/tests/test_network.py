@@ -257,6 +257,7 @@ class FailureTestCase(MercuryTestCase):
 
     def test_busy_device_is_retried(self):
         self.lab.write_config(lock_timeout=0.3)
+        self.config(retries=8, group='mercury')
         self.port(1)
         lock_path = self.lab.dir / 'locks' / 'leaf-1.lock'
         lock_path.parent.mkdir(exist_ok=True)
