@@ -144,8 +144,13 @@ class Lab(object):
         return self.state(name)['running']['ports'][port]
 
     def audit(self):
-        text = read(self.dir / 'audit.log')
-        return [json.loads(line) for line in text.splitlines() if line]
+        records = []
+        for line in read(self.dir / 'audit.log').splitlines():
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                pass  # a line being written right now
+        return records
 
     def requests(self, event='started'):
         """Audit records of requests that reached a device."""

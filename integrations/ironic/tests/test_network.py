@@ -263,13 +263,19 @@ class FailureTestCase(MercuryTestCase):
         lock_path.parent.mkdir(exist_ok=True)
         held = threading.Event()
 
-        def hold(seconds):
+        def hold():
+            # Hold the device lock until Mercury has refused once (exit 75),
+            # then let the retry through.
             with open(lock_path, 'a') as f:
                 fcntl.flock(f, fcntl.LOCK_EX)
                 held.set()
-                time.sleep(seconds)
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline and not any(
+                        r.get('how', {}).get('rc') == 75
+                        for r in self.lab.audit()):
+                    time.sleep(0.05)
 
-        t = threading.Thread(target=hold, args=(1.0,))
+        t = threading.Thread(target=hold)
         t.start()
         held.wait()
         with self.acquire() as task:
