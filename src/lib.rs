@@ -19,6 +19,7 @@ pub mod report;
 pub mod request;
 pub mod run;
 pub mod session;
+pub mod spool;
 pub mod timefmt;
 pub mod transport;
 pub mod validate;

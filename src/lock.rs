@@ -38,6 +38,17 @@ pub enum LockError {
     },
 }
 
+impl LockError {
+    /// The exit kind: a busy device is temporary (75), an unusable lock directory is
+    /// configuration (78).
+    pub fn kind(&self) -> crate::exit::ExitKind {
+        match self {
+            LockError::Timeout { .. } => crate::exit::ExitKind::Temporary,
+            LockError::Io { .. } => crate::exit::ExitKind::Config,
+        }
+    }
+}
+
 /// What a holder writes into its lock file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Holder {
@@ -84,6 +95,52 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LockError + '_ {
     }
 }
 
+fn ensure_dir(dir: &Path) -> Result<(), LockError> {
+    if !dir.exists() {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o750)
+            .create(dir)
+            .map_err(io(dir))?;
+    }
+    Ok(())
+}
+
+/// One pass over the slots of `device`: a free slot, or `None` when every slot is held.
+/// Never waits.
+pub fn try_acquire(
+    dir: &Path,
+    device: &str,
+    slots: u32,
+    holder: &Holder,
+) -> Result<Option<DeviceLock>, LockError> {
+    ensure_dir(dir)?;
+    for slot in 0..slots.max(1) {
+        let path = slot_path(dir, device, slot);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o640)
+            .open(&path)
+            .map_err(io(&path))?;
+        match file.try_lock() {
+            Ok(()) => {
+                let info = serde_json::to_string(holder).unwrap_or_default();
+                file.set_len(0).map_err(io(&path))?;
+                file.seek(SeekFrom::Start(0)).map_err(io(&path))?;
+                file.write_all(format!("{info}\n").as_bytes())
+                    .map_err(io(&path))?;
+                return Ok(Some(DeviceLock { file, slot, path }));
+            }
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(e)) => return Err(io(&path)(e)),
+        }
+    }
+    Ok(None)
+}
+
 /// Takes a free slot for `device`, waiting up to `timeout`. `device` must already be a
 /// validated simple name (it becomes a file name).
 pub fn acquire(
@@ -93,38 +150,11 @@ pub fn acquire(
     timeout: Duration,
     holder: &Holder,
 ) -> Result<DeviceLock, LockError> {
-    if !dir.exists() {
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o750)
-            .create(dir)
-            .map_err(io(dir))?;
-    }
     let started = Instant::now();
     let mut pause = Duration::from_millis(5);
     loop {
-        for slot in 0..slots.max(1) {
-            let path = slot_path(dir, device, slot);
-            let mut file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .mode(0o640)
-                .open(&path)
-                .map_err(io(&path))?;
-            match file.try_lock() {
-                Ok(()) => {
-                    let info = serde_json::to_string(holder).unwrap_or_default();
-                    file.set_len(0).map_err(io(&path))?;
-                    file.seek(SeekFrom::Start(0)).map_err(io(&path))?;
-                    file.write_all(format!("{info}\n").as_bytes())
-                        .map_err(io(&path))?;
-                    return Ok(DeviceLock { file, slot, path });
-                }
-                Err(TryLockError::WouldBlock) => {}
-                Err(TryLockError::Error(e)) => return Err(io(&path)(e)),
-            }
+        if let Some(lock) = try_acquire(dir, device, slots, holder)? {
+            return Ok(lock);
         }
         let waited = started.elapsed();
         if waited >= timeout {
