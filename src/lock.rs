@@ -5,6 +5,12 @@
 //! process never leaves a stale lock: the kernel drops it with the file descriptor. The
 //! holder writes its pid, request id, operation and start time into the file for diagnosis;
 //! a waiter that gives up reports them. Waiting is bounded (exit 75).
+//!
+//! With `[lock] backend = "etcd"` ([`etcd`]), a process first takes a slot here (which
+//! serialises the processes of this host and is what request coalescing waits on), then a
+//! slot of the same device in etcd, shared by every executor host.
+
+pub mod etcd;
 
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -36,6 +42,12 @@ pub enum LockError {
         /// The error.
         source: std::io::Error,
     },
+    /// The lock service (etcd) could not be reached or failed (exit 75: retry).
+    #[error("lock service: {0}")]
+    Backend(String),
+    /// The lock service is misconfigured (credentials file) (exit 78).
+    #[error("lock service configuration: {0}")]
+    Config(String),
 }
 
 impl LockError {
@@ -43,8 +55,8 @@ impl LockError {
     /// configuration (78).
     pub fn kind(&self) -> crate::exit::ExitKind {
         match self {
-            LockError::Timeout { .. } => crate::exit::ExitKind::Temporary,
-            LockError::Io { .. } => crate::exit::ExitKind::Config,
+            LockError::Timeout { .. } | LockError::Backend(_) => crate::exit::ExitKind::Temporary,
+            LockError::Io { .. } | LockError::Config(_) => crate::exit::ExitKind::Config,
         }
     }
 }
@@ -77,6 +89,41 @@ impl Drop for DeviceLock {
         // Clear the holder info; the flock itself goes with the descriptor.
         let _ = self.file.set_len(0);
     }
+}
+
+/// A device lock held through the configured backend: the host's slot, plus the etcd slot
+/// when `backend = "etcd"`. Dropping it releases both.
+#[derive(Debug)]
+pub struct Held {
+    /// This host's slot.
+    pub local: DeviceLock,
+    /// The cluster-wide slot (etcd backend).
+    pub remote: Option<etcd::RemoteLock>,
+}
+
+impl Held {
+    /// The cluster-wide slot may have been lost (lease expired): do not start more work.
+    pub fn lost(&self) -> bool {
+        self.remote.as_ref().is_some_and(etcd::RemoteLock::lost)
+    }
+}
+
+/// Completes a host slot with the backend's cluster-wide slot, waiting until `deadline`.
+pub fn complete(
+    settings: &crate::config::LockSettings,
+    local: DeviceLock,
+    device: &str,
+    slots: u32,
+    holder: &Holder,
+    deadline: Instant,
+) -> Result<Held, LockError> {
+    let remote = match settings {
+        crate::config::LockSettings::File => None,
+        crate::config::LockSettings::Etcd(e) => {
+            Some(etcd::acquire(e, device, slots, holder, deadline)?)
+        }
+    };
+    Ok(Held { local, remote })
 }
 
 /// The lock file of one slot.

@@ -284,6 +284,7 @@ struct Job<'a> {
 
 /// The lock slots of one device, for one request.
 struct Locks<'l> {
+    settings: &'l crate::config::LockSettings,
     dir: &'l Path,
     device: &'l str,
     slots: u32,
@@ -307,6 +308,17 @@ impl Locks<'_> {
             self.slots,
             deadline.saturating_duration_since(Instant::now()),
             self.holder,
+        )?)
+    }
+
+    fn complete(&self, local: DeviceLock, deadline: Instant) -> Result<lock::Held, Error> {
+        Ok(lock::complete(
+            self.settings,
+            local,
+            self.device,
+            self.slots,
+            self.holder,
+            deadline,
         )?)
     }
 
@@ -406,12 +418,13 @@ impl Job<'_> {
             device
         );
         let locks = Locks {
+            settings: &self.config.lock,
             dir: &self.config.lock_dir,
             device: &device.name,
             slots: device.max_sessions,
             holder: &holder,
         };
-        let _lock = match locks.try_acquire()? {
+        let local = match locks.try_acquire()? {
             Some(lock) => lock,
             None if coalesce => {
                 match self.wait_in_spool(
@@ -430,6 +443,9 @@ impl Job<'_> {
             }
             None => locks.acquire(lock_deadline)?,
         };
+        // With etcd: this host's slot is ours; now the cluster-wide one (local requests
+        // spool to us meanwhile).
+        let held = locks.complete(local, lock_deadline)?;
         if !self.started_written {
             // The started record must be on disk before the device is touched.
             self.audit_started()?;
@@ -471,7 +487,7 @@ impl Job<'_> {
         };
         // Before closing (after our own lines, before the save): apply spooled requests.
         let served = if coalesce {
-            self.serve(&mut session, &spool, &compat, device, deadline)
+            self.serve(&mut session, &spool, &compat, device, deadline, &held)
         } else {
             Vec::new()
         };
@@ -585,11 +601,13 @@ impl Job<'_> {
         compat: &str,
         device: &Device,
         own_deadline: Instant,
+        held: &lock::Held,
     ) -> Vec<(Claim, Segment)> {
         let mut server = spool.server(compat);
         let mut out = Vec::new();
         let max = self.config.coalesce.max_batch as usize;
-        while session.healthy() && out.len() < max && Instant::now() < own_deadline {
+        while session.healthy() && out.len() < max && Instant::now() < own_deadline && !held.lost()
+        {
             match server.claim_next() {
                 Ok(Some(claim)) => {
                     let segment =
