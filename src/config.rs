@@ -950,4 +950,50 @@ mod tests {
             }
         );
     }
+
+    #[test]
+    fn lock_and_coalesce_tables() {
+        let c = parse("").unwrap();
+        assert_eq!(c.lock, LockSettings::File);
+        assert_eq!(c.coalesce, CoalesceSettings::default());
+        let c = parse(
+            "[lock]\nbackend = \"etcd\"\nendpoints = [\"http://127.0.0.1:2379\", \"http://etcd-2\"]\n\
+             lease_ttl = 5\nhost = \"exec-a\"\ncredentials_file = \"etcd.cred\"\n\
+             [coalesce]\nenabled = false\nmax_batch = 8\n",
+        )
+        .unwrap();
+        let LockSettings::Etcd(e) = &c.lock else {
+            panic!("{:?}", c.lock)
+        };
+        assert_eq!(e.endpoints[0].to_string(), "http://127.0.0.1:2379");
+        assert_eq!(e.endpoints[1].port, 2379);
+        assert_eq!(e.lease_ttl, Duration::from_secs(5));
+        assert_eq!(e.prefix, "mercury/locks");
+        assert_eq!(
+            e.credentials_file.as_deref(),
+            Some(Path::new("/etc/mercury/etcd.cred"))
+        );
+        assert!(!c.coalesce.enabled);
+        for (text, key) in [
+            ("[lock]\nbackend = \"zk\"\n", "lock.backend"),
+            ("[lock]\nendpoints = [\"http://h:1\"]\n", "lock.endpoints"),
+            ("[lock]\nbackend = \"etcd\"\n", "lock.endpoints"),
+            (
+                "[lock]\nbackend = \"etcd\"\nendpoints = [\"https://h:2379\"]\n",
+                "lock.endpoints",
+            ),
+            (
+                "[lock]\nbackend = \"etcd\"\nendpoints = [\"http://h\"]\nca_file = \"ca.pem\"\n",
+                "lock.ca_file",
+            ),
+            (
+                "[lock]\nbackend = \"etcd\"\nendpoints = [\"http://h\"]\nlease_ttl = 1\n",
+                "lock.lease_ttl",
+            ),
+            ("[coalesce]\nmax_batch = 5000\n", "coalesce.max_batch"),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.contains(key), "{text}: {e}");
+        }
+    }
 }
