@@ -45,6 +45,9 @@ pub enum LockError {
     /// The lock service (etcd) could not be reached or failed (exit 75: retry).
     #[error("lock service: {0}")]
     Backend(String),
+    /// The lock service refused our credentials (exit 77).
+    #[error("lock service: {0}")]
+    Denied(String),
     /// The lock service is misconfigured (credentials file) (exit 78).
     #[error("lock service configuration: {0}")]
     Config(String),
@@ -57,6 +60,7 @@ impl LockError {
         match self {
             LockError::Timeout { .. } | LockError::Backend(_) => crate::exit::ExitKind::Temporary,
             LockError::Io { .. } | LockError::Config(_) => crate::exit::ExitKind::Config,
+            LockError::Denied(_) => crate::exit::ExitKind::NotPermitted,
         }
     }
 }

@@ -78,6 +78,24 @@ impl Etcd {
         etcd
     }
 
+    /// One JSON-gateway call; the response body.
+    fn post(&self, path: &str, body: &str, token: Option<&str>) -> String {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let auth = token
+            .map(|t| format!("Authorization: {t}\r\n"))
+            .unwrap_or_default();
+        write!(
+            s,
+            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n{auth}Connection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut text = String::new();
+        let _ = s.read_to_string(&mut text);
+        text
+    }
+
     fn healthy(&self) -> bool {
         let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
             return false;
@@ -270,7 +288,7 @@ fn a_killed_holder_frees_the_etcd_slot_after_the_lease_ttl() {
     let etcd = Etcd::start();
     let hosts = Hosts::new(
         &[SimDevice {
-            sim_args: &["--fault", "slow=300"],
+            sim_args: &["--fault", "slow=400"],
             ..SimDevice::new("leaf", "cisco_ios")
         }],
         &lock_table(&etcd, "exec-a", 2),
@@ -284,7 +302,7 @@ fn a_killed_holder_frees_the_etcd_slot_after_the_lease_ttl() {
     let b_lock = lock_table(&etcd, "exec-b", 2);
     hosts.write_b(&base, &b_lock, |t| {
         t.replace("lock_timeout = 20", "lock_timeout = 0.5")
-            .replace(",\"--fault\",\"slow=300\"", "")
+            .replace(",\"--fault\",\"slow=400\"", "")
     });
 
     let mut a = hosts.a(&attach_args("leaf", "Gi1/0/1", "101", "a")).spawn();
@@ -294,6 +312,8 @@ fn a_killed_holder_frees_the_etcd_slot_after_the_lease_ttl() {
         assert!(t.elapsed() < Duration::from_secs(20), "A never started");
         std::thread::sleep(Duration::from_millis(20));
     }
+    // Longer than the TTL: only the keepalive keeps A's slot.
+    std::thread::sleep(Duration::from_millis(2500));
     let busy = hosts
         .b(&attach_args("leaf", "Gi1/0/2", "102", "b-busy"))
         .run();
@@ -309,7 +329,7 @@ fn a_killed_holder_frees_the_etcd_slot_after_the_lease_ttl() {
     let killed = Instant::now();
     hosts.write_b(&base, &b_lock, |t| {
         t.replace("lock_timeout = 20", "lock_timeout = 10")
-            .replace(",\"--fault\",\"slow=300\"", "")
+            .replace(",\"--fault\",\"slow=400\"", "")
     });
     hosts
         .b(&attach_args("leaf", "Gi1/0/2", "102", "b"))
@@ -324,7 +344,7 @@ fn a_killed_holder_frees_the_etcd_slot_after_the_lease_ttl() {
     // Released on exit (lease revoked), not left to expire: the next request is instant.
     hosts.write_b(&base, &b_lock, |t| {
         t.replace("lock_timeout = 20", "lock_timeout = 0.5")
-            .replace(",\"--fault\",\"slow=300\"", "")
+            .replace(",\"--fault\",\"slow=400\"", "")
     });
     hosts
         .b(&attach_args("leaf", "Gi1/0/3", "101", "b-again"))
@@ -345,4 +365,60 @@ fn an_unreachable_etcd_is_a_temporary_failure() {
         .expect(75);
     assert!(v["msg"].as_str().unwrap().contains("lock service"), "{v}");
     assert!(lab.transcript("leaf").is_empty(), "device contacted");
+}
+
+#[test]
+fn a_credentials_file_authenticates_to_etcd() {
+    let etcd = Etcd::start();
+    for (path, body) in [
+        (
+            "/v3/auth/user/add",
+            r#"{"name":"root","password":"s3cret"}"#,
+        ),
+        ("/v3/auth/user/grant", r#"{"user":"root","role":"root"}"#),
+        ("/v3/auth/enable", "{}"),
+    ] {
+        let r = etcd.post(path, body, None);
+        assert!(r.starts_with("HTTP/1.1 200"), "{path}: {r}");
+    }
+    let lab = Lab::new(&[SimDevice::new("leaf", "cisco_ios")]);
+    lab.append_config(&format!(
+        "\n[lock]\nbackend = \"etcd\"\nendpoints = [\"{}\"]\ncredentials_file = \"etcd.cred\"\n",
+        etcd.url
+    ));
+    let cred = lab.path("etcd.cred");
+    std::fs::write(&cred, "root:s3cret\n").unwrap();
+    common::set_mode(&cred, 0o600);
+    lab.mercury([
+        "add-network",
+        "--device",
+        "leaf",
+        "--vlan",
+        "101",
+        "--reason",
+        "r",
+    ])
+    .run()
+    .expect(0);
+    std::fs::write(&cred, "root:wrong\n").unwrap();
+    let v = lab
+        .mercury(attach_args("leaf", "Gi1/0/1", "101", "x"))
+        .run()
+        .expect(77);
+    assert!(
+        v["msg"].as_str().unwrap().contains("authentication failed"),
+        "{v}"
+    );
+    common::set_mode(&cred, 0o644);
+    lab.mercury(attach_args("leaf", "Gi1/0/1", "101", "y"))
+        .run()
+        .expect(78);
+    // Without credentials, etcd refuses the lock transaction.
+    let t = std::fs::read_to_string(&lab.config)
+        .unwrap()
+        .replace("credentials_file = \"etcd.cred\"\n", "");
+    lab.write_config(&t);
+    lab.mercury(attach_args("leaf", "Gi1/0/1", "101", "z"))
+        .run()
+        .expect(77);
 }

@@ -263,7 +263,14 @@ impl Client {
                     "/v3/auth/authenticate",
                     &json!({"name": name, "password": password}),
                 )
-                .map_err(|e| LockError::Backend(format!("etcd authentication failed: {e}")))?;
+                .map_err(|e| {
+                    let what = format!("etcd authentication failed: {e}");
+                    if e.connect {
+                        LockError::Backend(what)
+                    } else {
+                        LockError::Denied(what)
+                    }
+                })?;
             client.token = answer
                 .get("token")
                 .and_then(Value::as_str)
@@ -397,7 +404,17 @@ fn slot_key(settings: &EtcdSettings, device: &str, slot: u32) -> String {
 }
 
 fn backend(e: CallError) -> LockError {
-    LockError::Backend(e.message)
+    // Missing or insufficient credentials will not get better by retrying.
+    let denied = [
+        "permission denied",
+        "user name is empty",
+        "invalid auth token",
+    ];
+    if !e.connect && denied.iter().any(|d| e.message.contains(d)) {
+        LockError::Denied(e.message)
+    } else {
+        LockError::Backend(e.message)
+    }
 }
 
 /// Takes a free slot of `device` in etcd, polling until `deadline` (at least one pass).
