@@ -86,6 +86,14 @@ pub enum SessionError {
         /// Mode seen.
         actual: String,
     },
+    /// The device's reply could not be understood (exit 76).
+    #[error("unparsable reply to {line:?}: {message}")]
+    Unparsable {
+        /// The line.
+        line: String,
+        /// What was wrong with the reply.
+        message: String,
+    },
     /// The device asked for the enable secret but none is configured (exit 77).
     #[error("the device asks for an enable secret after {line:?} but devices.{device}.enable_secret_file is not set")]
     NoSecret {
