@@ -176,24 +176,35 @@ pub struct Snapshot {
     pub ports: BTreeMap<String, PortState>,
 }
 
-/// The `--columns` the read asks for, per table, in order.
-const READ_TABLES: [(&str, &str); 3] = [
-    ("Bridge", "name,ports"),
-    ("Port", "_uuid,name,tag,trunks,vlan_mode,interfaces"),
-    ("Interface", "_uuid,name,external_ids,mtu_request,error"),
-];
+/// The `--columns` the read asks for: every bridge, then the Port and Interface rows of
+/// each port the request names (`find ... name=P`).
+const BRIDGE_COLUMNS: &str = "name,ports";
+const PORT_COLUMNS: &str = "_uuid,name,tag,trunks,vlan_mode,interfaces";
+const IFACE_COLUMNS: &str = "_uuid,name,external_ids,mtu_request,error";
 
 impl Snapshot {
     /// Parses the output of the read invocation: one `--format=json` table per command,
-    /// Bridge, Port, Interface.
+    /// the Bridge table first, then Port and Interface rows (told apart by their columns).
     pub fn parse(stdout: &str) -> Result<Snapshot, String> {
         let docs: Vec<Value> = serde_json::Deserializer::from_str(stdout)
             .into_iter::<Value>()
             .collect::<Result<_, _>>()
             .map_err(|e| format!("not ovs-vsctl JSON: {e}"))?;
-        let [bridges, ports, ifaces] = docs.as_slice() else {
-            return Err(format!("expected 3 JSON tables, got {}", docs.len()));
+        let Some((bridges, rest)) = docs.split_first() else {
+            return Err("no JSON table in the reply".into());
         };
+        let (mut port_rows, mut iface_rows) = (Vec::new(), Vec::new());
+        for doc in rest {
+            let r = rows(doc)?;
+            let is_port = doc["headings"]
+                .as_array()
+                .is_some_and(|h| h.iter().any(|c| c == "vlan_mode"));
+            if is_port {
+                port_rows.extend(r);
+            } else {
+                iface_rows.extend(r);
+            }
+        }
         let mut snap = Snapshot::default();
         let mut bridge_of: BTreeMap<String, String> = BTreeMap::new();
         for row in rows(bridges)? {
@@ -206,13 +217,13 @@ impl Snapshot {
             snap.bridges.insert(name);
         }
         let mut iface_by_uuid: BTreeMap<String, BTreeMap<&str, &Value>> = BTreeMap::new();
-        for row in rows(ifaces)? {
+        for row in iface_rows {
             let u = field(&row, "_uuid").ok().and_then(uuid).map(str::to_string);
             if let Some(u) = u {
                 iface_by_uuid.insert(u, row);
             }
         }
-        for row in rows(ports)? {
+        for row in port_rows {
             let name = string(&row, "name")?;
             let port_uuid = field(&row, "_uuid").ok().and_then(uuid).unwrap_or_default();
             let tag = atoms(field(&row, "tag")?)
@@ -923,13 +934,28 @@ impl Prepared {
     fn read_line(&self) -> Line {
         let mut a = self.base.clone();
         a.push("--format=json".into());
-        for (table, columns) in READ_TABLES {
-            a.extend([
-                "--".into(),
-                format!("--columns={columns}"),
-                "list".into(),
-                table.into(),
-            ]);
+        a.extend(argv(&[
+            "--",
+            &format!("--columns={BRIDGE_COLUMNS}"),
+            "list",
+            "Bridge",
+        ]));
+        for t in &self.targets {
+            let name = format!("name={}", t.port);
+            a.extend(argv(&[
+                "--",
+                &format!("--columns={PORT_COLUMNS}"),
+                "find",
+                "Port",
+                &name,
+            ]));
+            a.extend(argv(&[
+                "--",
+                &format!("--columns={IFACE_COLUMNS}"),
+                "find",
+                "Interface",
+                &name,
+            ]));
         }
         line(a)
     }
