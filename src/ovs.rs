@@ -1183,7 +1183,15 @@ fn judge(out: &ExecOutput, line: &str, write: bool, timeout: u64) -> Result<(), 
         ))));
     }
     if out.status == 255 {
-        // The ssh client's own failure (ovs-vsctl itself exits 0 or 1).
+        // The ssh client's own failure (ovs-vsctl itself exits 0 or 1), through a `command`
+        // transport wrapping `ssh`.
+        if stderr.contains("Host key verification failed") || stderr.contains("Permission denied (")
+        {
+            return Err(SessionError::Transport(TransportError::Denied {
+                stage: "ssh (transport command)".into(),
+                message: why,
+            }));
+        }
         return Err(SessionError::Transport(TransportError::Unreachable {
             stage: "transport command".into(),
             message: if why.is_empty() {
@@ -1551,6 +1559,20 @@ mod tests {
         assert_eq!(
             kind(out(127, "sh: 1: ovs-vsctl: not found"), true),
             ExitKind::Config
+        );
+        assert_eq!(
+            kind(
+                out(
+                    255,
+                    "ssh: connect to host 127.0.0.1 port 1: Connection refused\n"
+                ),
+                false
+            ),
+            ExitKind::Unreachable
+        );
+        assert_eq!(
+            kind(out(255, "Host key verification failed.\n"), false),
+            ExitKind::NotPermitted
         );
         let w = stderr_warnings("ovs-vsctl: Error detected while setting up 'pf0vf3': could not open network device pf0vf3 (No such device).  See ovs-vswitchd log for details.\novs-vsctl: The default log directory is \"/var/log/openvswitch\".\n");
         assert_eq!(w.len(), 1, "{w:?}");
