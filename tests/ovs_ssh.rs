@@ -26,7 +26,7 @@ macro_rules! or_skip {
 }
 
 fn lab_over_ssh(ovs: &Ovs, sshd: &Sshd, known_hosts: Option<&std::path::Path>, extra: &str) -> Lab {
-    let argv = serde_json::to_string(&sshd.ssh_argv(known_hosts)).unwrap();
+    let argv = serde_json::Value::from(sshd.ssh_argv(known_hosts)).to_string();
     ovs_harness::lab(
         ovs,
         &format!("transport = \"command\"\nargv = {argv}\n{extra}"),
