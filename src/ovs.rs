@@ -394,6 +394,8 @@ pub struct Prepared {
     warnings: Vec<String>,
     /// For requests that need no device work (networks): the message.
     nothing: Option<String>,
+    /// The catalog's `failures`: stderr lines of a successful run that fail the request.
+    failures: Vec<regex::Regex>,
 }
 
 /// `--timeout` for ovs-vsctl: a second under the per-command deadline, so ovs-vsctl gives up
@@ -440,6 +442,7 @@ pub fn prepare(
         timeout,
         warnings: Vec::new(),
         nothing: None,
+        failures: platform.failures.clone(),
     };
     if device.shut_unused_ports {
         out.warnings.push(format!(
@@ -1117,6 +1120,23 @@ impl Prepared {
             other => other.into(),
         })?;
         judge(&out, &line.text, write, self.timeout)?;
+        if let Some(l) = out
+            .stderr
+            .lines()
+            .find(|l| self.failures.iter().any(|r| r.is_match(l)))
+        {
+            return Err(SessionError::Rejected {
+                line: line.text.clone(),
+                indicator: if write {
+                    format!(
+                        "{} (catalog failure indicator; the transaction is committed in OVSDB)",
+                        l.trim()
+                    )
+                } else {
+                    l.trim().to_string()
+                },
+            });
+        }
         Ok(out)
     }
 }

@@ -536,3 +536,39 @@ fn networks_need_nothing_on_ovs_and_lags_are_refused() {
     .expect(65);
     assert_eq!(ovs.dump(), before);
 }
+
+#[test]
+fn a_representor_ovs_cannot_open_is_a_warning_unless_the_catalog_says_failure() {
+    let ovs = ovs_or_skip!();
+    let wrapper = ovs.wrapper_missing_device("vsctl-missing");
+    let lab = lab(&ovs, &format!("ovs_vsctl = [\"{}\"]", wrapper.display()));
+    let v = plug(&lab, "pf0vf3", "vif-1", "").expect(0);
+    let warnings = v["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{v}");
+    assert!(
+        warnings[0]
+            .as_str()
+            .unwrap()
+            .contains("could not open network device pf0vf3"),
+        "{v}"
+    );
+    op(&lab, "unplug_port", "pf0vf3", "").expect(0);
+
+    // A plugins.d copy of [platforms.ovs] with that line as a failure indicator.
+    let builtin =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/plugins.toml")).unwrap();
+    let section = &builtin[builtin.find("[platforms.ovs]\n").unwrap()..];
+    let strict = section.replacen(
+        "kind = \"exec\"\n",
+        "kind = \"exec\"\nfailures = ['Error detected while setting up']\n",
+        1,
+    );
+    std::fs::create_dir_all(lab.path("plugins.d")).unwrap();
+    std::fs::write(lab.path("plugins.d/ovs-strict.toml"), strict).unwrap();
+    common::set_mode(&lab.path("plugins.d/ovs-strict.toml"), 0o644);
+    let v = plug(&lab, "pf0vf3", "vif-1", "").expect(1);
+    let msg = v["msg"].as_str().unwrap();
+    assert!(msg.contains("committed in OVSDB"), "{msg}");
+    // As the message says: the port is there; the caller decides (unplug, or retry later).
+    assert!(ovs.has_port("pf0vf3"));
+}

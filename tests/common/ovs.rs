@@ -324,6 +324,23 @@ impl Ovs {
         path
     }
 
+    /// A wrapper that, on a write adding a port, prints what ovs-vsctl prints when
+    /// ovs-vswitchd cannot open the device (a representor that does not exist yet) — with
+    /// dummy devices the real message cannot happen — and then runs ovs-vsctl.
+    pub fn wrapper_missing_device(&self, name: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        let script = format!(
+            "#!/bin/sh
+for a in \"$@\"; do case \"$a\" in add-port) \
+             echo \"ovs-vsctl: Error detected while setting up 'pf0vf3': could not open network device pf0vf3 (No such device).  See ovs-vswitchd log for details.\" >&2; \
+             echo 'ovs-vsctl: The default log directory is \"/var/log/openvswitch\".' >&2;; esac; done\nexec {vsctl} \"$@\"\n",
+            vsctl = self.vsctl.display()
+        );
+        std::fs::write(&path, script).expect("write wrapper");
+        crate::common::set_mode(&path, 0o755);
+        path
+    }
+
     /// The invocations a wrapper logged (empty when it never ran).
     pub fn wrapper_log(&self, name: &str) -> Vec<String> {
         std::fs::read_to_string(self.dir.path().join(format!("{name}.log")))
