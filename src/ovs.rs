@@ -165,6 +165,13 @@ pub struct PortState {
     /// The Interface's `error` (set by ovs-vswitchd when it cannot open the device).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The Port row's UUID (how a write addresses an existing row: exactly; a name that
+    /// matches no row would make ovs-vsctl try it as a UUID prefix).
+    #[serde(skip)]
+    pub port_uuid: Option<String>,
+    /// The same-named Interface row's UUID.
+    #[serde(skip)]
+    pub iface_uuid: Option<String>,
 }
 
 /// The parts of OVSDB this module reads: bridges, and ports by name.
@@ -239,6 +246,7 @@ impl Snapshot {
                 .and_then(|v| v.as_str())
                 .map(str::to_string);
             let mut state = PortState {
+                port_uuid: (!port_uuid.is_empty()).then(|| port_uuid.to_string()),
                 bridge: bridge_of.get(port_uuid).cloned(),
                 vlans: Vlans {
                     tag,
@@ -254,6 +262,7 @@ impl Snapshot {
                 .filter_map(|u| iface_by_uuid.get(u))
                 .find(|i| string(i, "name").ok().as_deref() == Some(name.as_str()));
             if let Some(i) = iface {
+                state.iface_uuid = field(i, "_uuid").ok().and_then(uuid).map(str::to_string);
                 state.external_ids = map(field(i, "external_ids")?);
                 state.mtu_request = atoms(field(i, "mtu_request")?)
                     .first()
@@ -876,12 +885,23 @@ impl Target {
                     after.mtu_request = Some(*m);
                 }
                 if after != *before {
-                    plan.commands.extend(vlan_commands(port, &after.vlans));
+                    // Existing rows are addressed by the UUIDs just read (names in a dry run).
+                    let port_row = before.port_uuid.as_deref().unwrap_or(port);
+                    plan.commands.extend(vlan_commands(port_row, &after.vlans));
                     if let Some(m) = mtu {
+                        let iface_row = match (&before.iface_uuid, snap) {
+                            (Some(u), _) => u.as_str(),
+                            (None, None) => port.as_str(),
+                            (None, Some(_)) => {
+                                return Err(Refusal(format!(
+                                    "{port} has no interface named {port}: cannot set its MTU"
+                                )))
+                            }
+                        };
                         plan.commands.push(argv(&[
                             "set",
                             "Interface",
-                            port,
+                            iface_row,
                             &format!("mtu_request={m}"),
                         ]));
                     }

@@ -572,3 +572,23 @@ fn a_representor_ovs_cannot_open_is_a_warning_unless_the_catalog_says_failure() 
     // As the message says: the port is there; the caller decides (unplug, or retry later).
     assert!(ovs.has_port("pf0vf3"));
 }
+
+#[test]
+fn a_port_named_like_another_rows_uuid_prefix_never_reaches_that_row() {
+    // ovs-vsctl falls back to UUID-prefix matching when no row has the name: Mercury looks
+    // ports up by exact name and writes existing rows by their full UUID.
+    let ovs = ovs_or_skip!();
+    let lab = lab(&ovs, "");
+    plug(&lab, "pf0vf3", "vif-1", r#","vlan":120"#).expect(0);
+    let uuid = ovs.get("Port", "pf0vf3", "_uuid");
+    let prefix = &uuid[..8];
+    let before = ovs.dump();
+    let v = op(&lab, "attach_port", prefix, r#","vlan":130"#).expect(1);
+    assert!(
+        v["msg"].as_str().unwrap().contains("plug_port it first"),
+        "{v}"
+    );
+    op(&lab, "unplug_port", prefix, "").expect(0);
+    assert_eq!(ovs.dump(), before);
+    assert_eq!(ovs.vlans("pf0vf3"), vlans("120", "[]", "access"));
+}
