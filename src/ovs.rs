@@ -1120,7 +1120,16 @@ impl Prepared {
         let deadline = (started + settings.command_timeout).min(settings.deadline);
         let argv = line.argv.clone().unwrap_or_default();
         transcript.round_trips += 1;
+        log::debug!("{}: run {}", settings.device, line.text);
         let result = exec.exec(&argv, &line.text, deadline);
+        if let Ok(o) = &result {
+            log::debug!(
+                "{}: exit status {} after {} ms",
+                settings.device,
+                o.status,
+                started.elapsed().as_millis()
+            );
+        }
         let secrets = settings.enable_secret.iter().chain(&settings.secrets);
         let shown = match &result {
             Ok(o) => redact(format!("{}{}", o.stdout, o.stderr).trim_end(), secrets),

@@ -352,13 +352,23 @@ impl Job<'_> {
             op: req.op.name().to_string(),
             since: timefmt::now_rfc3339(),
         };
-        let _lock = lock::acquire(
+        let waited = Instant::now();
+        let held = lock::acquire(
             &self.config.lock_dir,
             &device.name,
             device.max_sessions,
             device.lock_timeout,
             &holder,
         )?;
+        log::info!(
+            "{}: {} on {} ({}), lock slot {} after {} ms",
+            self.report.request_id,
+            req.op.name(),
+            device.name,
+            platform.name,
+            held.slot,
+            waited.elapsed().as_millis()
+        );
         // The started record must be on disk before the device is touched.
         self.audit_started()?;
         device.check_secret_modes()?;
@@ -385,6 +395,7 @@ impl Job<'_> {
             save,
         };
         let conn = transport::open(device, platform.kind, deadline)?;
+        log::info!("{}: connected to {}", self.report.request_id, device.name);
         if ovs::handles(platform) {
             // Reads OVSDB first, then one transaction (or none when already as requested).
             let prepared = ovs::prepare(&req, device, platform)?;

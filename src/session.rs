@@ -426,8 +426,15 @@ impl<'a> CliSession<'a> {
 
     fn send_and_wait(&mut self, line: &str, secret: bool) -> Result<String, SessionError> {
         let started = Instant::now();
+        log::debug!("{}: send {line:?}", self.settings.device);
         self.shell.send(format!("{line}\n").as_bytes())?;
         let output = self.wait(&Wait { line, secret })?;
+        log::debug!(
+            "{}: prompt of mode {} after {} ms",
+            self.settings.device,
+            self.mode,
+            started.elapsed().as_millis()
+        );
         self.record(line, output.clone(), started);
         if secret && find_indicator(&self.platform.failures, &output).is_some() {
             return Err(SessionError::SecretRefused);
