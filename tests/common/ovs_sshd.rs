@@ -163,6 +163,27 @@ impl Sshd {
     }
 }
 
+impl Sshd {
+    /// The host key's `SHA256:` fingerprint (for `host_key = ...`).
+    pub fn fingerprint(&self) -> String {
+        let out = Command::new("ssh-keygen")
+            .arg("-lf")
+            .arg(self.dir.path().join("host_ed25519.pub"))
+            .output()
+            .expect("ssh-keygen -lf");
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .nth(1)
+            .expect("fingerprint")
+            .to_string()
+    }
+
+    /// The client's private key.
+    pub fn key(&self) -> PathBuf {
+        self.dir.path().join("client")
+    }
+}
+
 impl Drop for Sshd {
     fn drop(&mut self) {
         let _ = self.child.kill();
