@@ -592,3 +592,29 @@ fn a_port_named_like_another_rows_uuid_prefix_never_reaches_that_row() {
     assert_eq!(ovs.dump(), before);
     assert_eq!(ovs.vlans("pf0vf3"), vlans("120", "[]", "access"));
 }
+
+#[test]
+fn a_batch_of_ports_is_one_transaction_and_one_refusal_stops_all() {
+    let ovs = ovs_or_skip!();
+    let lab = lab(&ovs, "default_vlan = 10");
+    plug(&lab, "pf0vf1", "vif-1", "").expect(0);
+    plug(&lab, "pf0vf2", "vif-2", "").expect(0);
+    let v = run(
+        &lab,
+        r#"{"op":"attach_port","device":"dpu-7","ports":["pf0vf1",{"port":"pf0vf2","vlan":130}],
+            "vlan":120,"reason":"r"}"#,
+    )
+    .expect(0);
+    let cmds = v["commands"].as_array().unwrap();
+    assert_eq!(cmds.len(), 2, "one read, one write: {v}");
+    assert_eq!(ovs.vlans("pf0vf1"), vlans("120", "[]", "access"));
+    assert_eq!(ovs.vlans("pf0vf2"), vlans("130", "[]", "access"));
+    // pf0vf9 is not plugged: the request is refused as a whole, pf0vf1 keeps VLAN 120.
+    let before = ovs.dump();
+    run(
+        &lab,
+        r#"{"op":"attach_port","device":"dpu-7","ports":["pf0vf1","pf0vf9"],"vlan":150,"reason":"r"}"#,
+    )
+    .expect(1);
+    assert_eq!(ovs.dump(), before);
+}
