@@ -20,7 +20,7 @@ use crate::report::Report;
 use crate::request::{Op, RawRequest, Request, RequestError};
 use crate::session::{self, CommandRecord, Segment, Session, Settings, Transcript};
 use crate::spool::{self, Answer, Claim, Entry, HolderRef, Spool, SpoolError, Waited};
-use crate::{driver, timefmt, transport};
+use crate::{driver, ovs, timefmt, transport};
 
 /// Largest JSON request read from stdin or a file.
 pub const MAX_REQUEST_BYTES: u64 = 1024 * 1024;
@@ -382,6 +382,9 @@ impl Job<'_> {
         self.report.warnings.extend(plan.warnings.iter().cloned());
         let save = device.save_config;
         if self.report.dry_run {
+            if ovs::handles(platform) {
+                self.report.warnings.push(ovs::DRY_RUN_NOTE.into());
+            }
             self.report.commands = session::script(platform, &plan, save)
                 .into_iter()
                 .map(|(_, input)| CommandRecord {
@@ -405,8 +408,13 @@ impl Job<'_> {
             op: req.op.name().to_string(),
             since: timefmt::now_rfc3339(),
         };
-        let lock_deadline = Instant::now() + device.lock_timeout;
-        let coalesce = self.config.coalesce.enabled && self.config.coalesce.max_batch > 0;
+        let waited = Instant::now();
+        let lock_deadline = waited + device.lock_timeout;
+        // OVS requests are computed from OVSDB state read in their own session (`ovs`), so
+        // their plan is not what gets applied: they never ride another session.
+        let coalesce = self.config.coalesce.enabled
+            && self.config.coalesce.max_batch > 0
+            && !ovs::handles(platform);
         let spool = Spool::new(&self.config.lock_dir, &device.name);
         // Requests are only coalesced with a holder that would have planned them the same
         // way: same binary, same config file, same device settings and platform.
@@ -446,6 +454,15 @@ impl Job<'_> {
         // With etcd: this host's slot is ours; now the cluster-wide one (local requests
         // spool to us meanwhile).
         let held = locks.complete(local, lock_deadline)?;
+        log::info!(
+            "{}: {} on {} ({}), lock slot {} after {} ms",
+            self.report.request_id,
+            req.op.name(),
+            device.name,
+            platform.name,
+            held.local.slot,
+            waited.elapsed().as_millis()
+        );
         if !self.started_written {
             // The started record must be on disk before the device is touched.
             self.audit_started()?;
@@ -475,6 +492,20 @@ impl Job<'_> {
             save,
         };
         let conn = transport::open(device, platform.kind, deadline)?;
+        log::info!("{}: connected to {}", self.report.request_id, device.name);
+        if ovs::handles(platform) {
+            // Reads OVSDB first, then one transaction (or none when already as requested).
+            let prepared = ovs::prepare(&req, device, platform)?;
+            let (transcript, result) = prepared.apply(conn, &settings);
+            self.report.commands = transcript.commands;
+            self.report.round_trips = transcript.round_trips;
+            let done = result?;
+            self.report.changed = done.changed;
+            self.report.msg = done.msg;
+            self.report.data = done.data;
+            self.report.warnings.extend(done.warnings);
+            return Ok(());
+        }
         let (mut session, opened) = Session::open(conn, platform, &settings);
         let mut transcript = opened.transcript;
         let own = match opened.result {
