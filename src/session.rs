@@ -1024,6 +1024,84 @@ mod tests {
         }
     }
 
+    fn lines(texts: &[&str]) -> Plan {
+        Plan {
+            lines: texts
+                .iter()
+                .map(|t| Line {
+                    text: t.to_string(),
+                    argv: None,
+                })
+                .collect(),
+            warnings: vec![],
+        }
+    }
+
+    /// Coalescing: three plans in one session; the rejected middle one leaves
+    /// configuration mode, the next enters it again, and one save covers the batch.
+    #[test]
+    fn a_rejected_plan_in_a_session_does_not_disturb_the_next() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("cisco_ios").unwrap();
+        let replies = [
+            "terminal length 0\r\nleaf1#",
+            "terminal width 511\r\nleaf1#",
+            "configure terminal\r\nleaf1(config)#",
+            "interface Gi1/0/5\r\nleaf1(config-if)#",
+            "switchport access vlan 120\r\nleaf1(config-if)#",
+            "exit\r\nleaf1(config)#",
+            "interface Gi1/0/6\r\nleaf1(config-if)#",
+            "switchport access vlan 150\r\n% Invalid input detected at '^' marker.\r\nleaf1(config-if)#",
+            "end\r\nleaf1#",
+            "configure terminal\r\nleaf1(config)#",
+            "interface Gi1/0/7\r\nleaf1(config-if)#",
+            "switchport access vlan 130\r\nleaf1(config-if)#",
+            "exit\r\nleaf1(config)#",
+            "end\r\nleaf1#",
+            "copy running-config startup-config\r\nDestination filename [startup-config]? ",
+            "\r\n[OK]\r\nleaf1#",
+            "",
+        ];
+        let settings = settings(true, None);
+        let (mut s, opened) = Session::open(
+            Connection::Shell(Box::new(Replay::new("leaf1#", &replies, 3))),
+            p,
+            &settings,
+        );
+        opened.result.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let a = s.apply(
+            &lines(&["interface Gi1/0/5", "switchport access vlan 120", "exit"]),
+            deadline,
+        );
+        a.result.unwrap();
+        let b = s.apply(
+            &lines(&["interface Gi1/0/6", "switchport access vlan 150", "exit"]),
+            deadline,
+        );
+        assert!(matches!(b.result, Err(SessionError::Rejected { .. })));
+        assert!(s.healthy(), "a rejected line leaves the session usable");
+        let inputs = |t: &Transcript| -> Vec<String> {
+            t.commands.iter().map(|c| c.input.clone()).collect()
+        };
+        assert_eq!(
+            inputs(&b.transcript),
+            ["interface Gi1/0/6", "switchport access vlan 150", "end"]
+        );
+        let c = s.apply(
+            &lines(&["interface Gi1/0/7", "switchport access vlan 130", "exit"]),
+            deadline,
+        );
+        c.result.unwrap();
+        assert_eq!(inputs(&c.transcript)[0], "configure terminal");
+        let f = s.finish();
+        f.result.unwrap();
+        assert_eq!(
+            inputs(&f.transcript),
+            ["end", "copy running-config startup-config", "exit"]
+        );
+    }
+
     #[test]
     fn prompt_lookalike_in_output_does_not_end_the_wait() {
         let cat = Catalog::builtin().unwrap();
