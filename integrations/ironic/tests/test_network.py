@@ -105,6 +105,7 @@ class LifecycleTestCase(MercuryTestCase):
             rec = started[0]
             self.assertEqual(['Gi1/0/1', 'Gi1/0/2'], rec['what']['ports'])
             self.assertEqual('conductor-a', rec['who']['caller'])
+            self.assertEqual('127.0.0.1', rec['who']['ssh_client'])
             self.assertEqual(self.node.uuid, rec['why']['node_uuid'])
             self.assertEqual('provisioning', rec['why']['lifecycle'])
             self.assertIn(self.node.uuid, rec['why']['reason'])
@@ -199,6 +200,19 @@ class VifTestCase(MercuryTestCase):
                               task, '121')
         # No switch was touched: the node is not active.
         self.assertEqual([], self.lab.requests())
+
+    def test_attach_to_a_named_port(self):
+        self.port(1)
+        p2 = self.port(2, pxe_enabled=False)
+        with self.acquire() as task:
+            task.driver.network.vif_attach(task, {'id': 'vlan-120',
+                                                  'port_uuid': p2.uuid})
+            port = [p for p in task.ports if p.uuid == p2.uuid][0]
+            self.assertEqual('vlan-120',
+                             task.driver.network.get_current_vif(task, port))
+            self.assertRaises(exception.VifAlreadyAttached,
+                              task.driver.network.vif_attach, task,
+                              {'id': '121', 'port_uuid': p2.uuid})
 
     def test_attach_and_detach_on_an_active_node_apply_at_once(self):
         self.node.provision_state = states.ACTIVE
