@@ -382,6 +382,7 @@ impl Job<'_> {
             save,
         };
         let conn = transport::open(device, platform.kind, deadline)?;
+        self.report.warnings.extend(conn.warnings());
         let (transcript, result) = session::run(conn, platform, &plan, &settings);
         self.report.commands = transcript.commands;
         self.report.round_trips = transcript.round_trips;
@@ -528,6 +529,7 @@ impl Job<'_> {
             "lines": self.report.commands.iter().map(|c| c.input.clone()).collect::<Vec<_>>(),
             "round_trips": self.report.round_trips,
             "device_contacted": self.started_written,
+            "warnings": self.report.warnings,
         });
         let (id, who, what, why) = (
             self.report.request_id.clone(),
@@ -585,6 +587,9 @@ fn check(
             }
             if let Err(e) = d.check_secret_modes() {
                 problems.push(format!("devices.{}: {e}", d.name));
+            }
+            if d.transport == TransportKind::Ssh {
+                problems.extend(transport::ssh::check(d));
             }
             if d.allowed_vlans.is_none() {
                 report.warnings.push(format!(
