@@ -482,26 +482,29 @@ fn tcp_connect(hop: &Hop, deadline: Instant) -> Result<TcpStream, TransportError
         })?
         .collect();
     let started = Instant::now();
-    let mut last = String::from("no address");
+    let several = addrs.len() > 1;
+    let mut last = format!("{} resolves to no address", hop.host);
     for addr in addrs {
         let left = remaining(deadline);
         if left.is_zero() {
             break;
         }
-        match TcpStream::connect_timeout(&addr, left) {
+        let why = match TcpStream::connect_timeout(&addr, left) {
             Ok(s) => {
                 // libssh2 writes small packets; Nagle would hold each one for an ACK.
                 let _ = s.set_nodelay(true);
                 return Ok(s);
             }
             Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                last = format!(
-                    "{addr}: no answer within {:.1}s",
-                    started.elapsed().as_secs_f64()
-                )
+                format!("no answer within {:.1}s", started.elapsed().as_secs_f64())
             }
-            Err(e) => last = format!("{addr}: {e}"),
-        }
+            Err(e) => e.to_string(),
+        };
+        last = if several {
+            format!("{addr}: {why}")
+        } else {
+            why
+        };
     }
     Err(TransportError::Unreachable {
         stage,
