@@ -170,7 +170,11 @@ impl JumpHost {
     /// Parses `[user@]host[:port]` (`[v6]:port` for IPv6 with a port).
     pub fn parse(s: &str) -> Result<JumpHost, String> {
         let bad = || format!("{} is not [user@]host[:port]", validate::Escaped(s));
-        if s.is_empty() || s.chars().any(validate::is_dangerous) || s.contains(['/', ',']) {
+        if s.is_empty()
+            || s.chars()
+                .any(|c| validate::is_dangerous(c) || c.is_whitespace())
+            || s.contains(['/', ','])
+        {
             return Err(bad());
         }
         let (user, rest) = match s.rsplit_once('@') {
@@ -834,5 +838,64 @@ mod tests {
                 argv: vec!["sim".into(), "/etc/mercury/s.json".into()]
             }
         );
+    }
+
+    #[test]
+    fn ssh_keys_are_checked_when_parsed() {
+        let dev = |extra: &str| {
+            parse(&format!(
+                "[devices.a]\nplatform = \"x\"\naddress = \"h\"\n{extra}\n"
+            ))
+        };
+        let fp = "SHA256:BVxl72jCAdocpUhiumAXcRl5g6y858UL9mVJqExf/V4";
+        let c = dev(&format!(
+            "host_key = \"{fp}\"\nproxy_jump = \"ops@bastion.dc1:2222\"\nproxy_jump_host_key = \"{fp}\"\nauth_timeout = 3"
+        ))
+        .unwrap();
+        let d = &c.devices["a"];
+        assert_eq!(
+            d.proxy_jump,
+            Some(JumpHost {
+                user: Some("ops".into()),
+                host: "bastion.dc1".into(),
+                port: 2222
+            })
+        );
+        assert_eq!(d.auth_timeout, Duration::from_secs(3));
+        for (extra, key) in [
+            ("host_key = \"SHA256:short\"", "devices.a.host_key"),
+            ("host_key = \"md5:aa:bb\"", "devices.a.host_key"),
+            ("host_key = \"trust-on-first-use\"", "devices.a.host_key"),
+            ("proxy_jump = \"a b\"", "devices.a.proxy_jump"),
+            ("proxy_jump = \"b:99999\"", "devices.a.proxy_jump"),
+            (
+                "proxy_jump_host_key = \"trust-on-first-use\"",
+                "devices.a.proxy_jump_host_key",
+            ),
+        ] {
+            let e = dev(extra).unwrap_err().to_string();
+            assert!(e.contains(key), "{extra}: {e}");
+        }
+        // Trust on first use needs the file to write the key to.
+        assert!(dev("host_key = \"trust-on-first-use\"\nknown_hosts = \"kh\"").is_ok());
+    }
+
+    #[test]
+    fn jump_host_forms() {
+        let j = |s: &str| JumpHost::parse(s);
+        assert_eq!(
+            j("bastion").unwrap(),
+            JumpHost {
+                user: None,
+                host: "bastion".into(),
+                port: 22
+            }
+        );
+        assert_eq!(j("[2001:db8::1]:2200").unwrap().host, "2001:db8::1");
+        assert_eq!(j("[2001:db8::1]:2200").unwrap().port, 2200);
+        assert_eq!(j("u@[::1]").unwrap().user.as_deref(), Some("u"));
+        for bad in ["", "@h", "h:", "h:0", "a,b", "h/x", "u@", "[::1"] {
+            assert!(j(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -652,3 +652,34 @@ fn check_lists_what_an_ssh_device_lacks() {
     let v = attach(&lab, "bare", "Gi1/0/5", "120").expect(78);
     assert!(msg(&v).contains("devices.bare"), "{v}");
 }
+
+#[test]
+fn concurrent_requests_to_one_device_are_serialised_by_the_lock() {
+    require_sshd!();
+    let (lab, _sshd) = ios_lab(&[], "");
+    add_vlan(&lab, "leaf", "120");
+    let children: Vec<_> = (1..=6)
+        .map(|i| {
+            lab.mercury([
+                "attach-port",
+                "--device",
+                "leaf",
+                "--port",
+                &format!("Gi1/0/{i}"),
+                "--vlan",
+                "120",
+                "--reason",
+                "parallel",
+            ])
+            .spawn()
+        })
+        .collect();
+    for c in children {
+        common::finish(c).expect(0);
+    }
+    for i in 1..=6 {
+        assert_access_vlan(&lab, "leaf", &format!("GigabitEthernet1/0/{i}"), 120);
+    }
+    let sessions = &lab.state("leaf")["sessions"];
+    assert_eq!(sessions["max_seen"], 1, "max_sessions = 1: {sessions}");
+}
