@@ -67,26 +67,39 @@ pub fn open(device: &Device, kind: Kind, deadline: Instant) -> Result<Connection
     }
     let creds = Creds::read(device)?;
     let target = Hop::target(device)?;
-    let connect_deadline = (Instant::now() + device.connect_timeout).min(deadline);
+    let hop_deadline = || (Instant::now() + device.connect_timeout).min(deadline);
 
-    let (sock, tunnel) = match &device.proxy_jump {
+    // connect_timeout bounds TCP connect + key exchange + host-key check, per hop.
+    let (sock, tunnel, connect_deadline) = match &device.proxy_jump {
         Some(_) => {
             let bastion = Hop::jump(device)?;
             let (sock, tunnel) = jump::open(&bastion, &creds, &target, device, deadline)?;
-            (Sock::Unix(sock), Some(tunnel))
+            (Sock::Unix(sock), Some(tunnel), hop_deadline())
         }
-        None => (Sock::Tcp(tcp_connect(&target, connect_deadline)?), None),
+        None => {
+            let connect_deadline = hop_deadline();
+            let tcp = tcp_connect(&target, connect_deadline)?;
+            (Sock::Tcp(tcp), None, connect_deadline)
+        }
     };
-    let est = establish(&target, &creds, sock, tunnel, device, deadline)?;
-    let auth_deadline = (Instant::now() + device.auth_timeout).min(deadline);
+    let est = establish(
+        &target,
+        &creds,
+        sock,
+        tunnel,
+        device,
+        connect_deadline,
+        deadline,
+    )?;
     let conn = match kind {
         Kind::Cli => {
-            let channel = est.link.open_shell(auth_deadline)?;
+            let channel = est.link.open_shell(est.auth_deadline)?;
             let warnings = learned(est.learn)?;
             Connection::Shell(Box::new(SshShell {
                 link: est.link,
                 channel,
                 send_timeout: device.command_timeout.max(Duration::from_millis(1)),
+                request_deadline: deadline,
                 warnings,
             }))
         }
@@ -555,18 +568,21 @@ impl Learn {
 pub(crate) struct Established {
     link: Link,
     learn: Option<Learn>,
+    /// Authentication and opening the first channel share `auth_timeout`.
+    auth_deadline: Instant,
 }
 
-/// Key exchange, host key, authentication over an already connected socket.
+/// Key exchange and host key (until `connect_deadline`), then authentication (for
+/// `auth_timeout`), over an already connected socket.
 pub(crate) fn establish(
     hop: &Hop,
     creds: &Creds,
     sock: Sock,
     tunnel: Option<jump::Tunnel>,
     device: &Device,
+    connect_deadline: Instant,
     deadline: Instant,
 ) -> Result<Established, TransportError> {
-    let connect_deadline = (Instant::now() + device.connect_timeout).min(deadline);
     let link = Link::new(sock, hop.label.clone(), tunnel)?;
     let known = match &hop.host_key {
         HostKeyCheck::KnownHosts { path, .. } => Some(KnownHosts::load(path).map_err(|e| {
@@ -595,7 +611,11 @@ pub(crate) fn establish(
 
     let auth_deadline = (Instant::now() + device.auth_timeout).min(deadline);
     authenticate(&link, hop, creds, auth_deadline)?;
-    Ok(Established { link, learn })
+    Ok(Established {
+        link,
+        learn,
+        auth_deadline,
+    })
 }
 
 /// Asks for the host-key algorithms whose keys known_hosts lists first (as OpenSSH does),
@@ -868,12 +888,13 @@ pub struct SshShell {
     channel: ssh2::Channel,
     link: Link,
     send_timeout: Duration,
+    request_deadline: Instant,
     warnings: Vec<String>,
 }
 
 impl Shell for SshShell {
     fn send(&mut self, data: &[u8]) -> Result<(), TransportError> {
-        let deadline = Instant::now() + self.send_timeout;
+        let deadline = (Instant::now() + self.send_timeout).min(self.request_deadline);
         let mut sent = 0;
         while sent < data.len() {
             let ch = &mut self.channel;

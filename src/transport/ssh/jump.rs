@@ -51,7 +51,16 @@ pub(crate) fn open(
     let connect_deadline = (Instant::now() + device.connect_timeout).min(deadline);
     let tcp = tcp_connect(bastion, connect_deadline)?;
     // The bastion's key is never learned (its Hop never allows it), so nothing to commit.
-    let link = establish(bastion, creds, Sock::Tcp(tcp), None, device, deadline)?.link;
+    let link = establish(
+        bastion,
+        creds,
+        Sock::Tcp(tcp),
+        None,
+        device,
+        connect_deadline,
+        deadline,
+    )?
+    .link;
     let stage = format!("tunnel through {} to {}", bastion.label, target.label);
     let channel_deadline = (Instant::now() + device.connect_timeout).min(deadline);
     let channel = link
