@@ -630,6 +630,22 @@ fn jump_host_tunnels_to_the_device() {
         "{m}"
     );
 
+    // The bastion connects, but what answers behind it never speaks SSH.
+    let mute = common::sshd::silent_listener();
+    lab.append_config(&format!(
+        "\n[devices.leaf-mute]\nplatform = \"cisco_ios\"\naddress = \"127.0.0.1\"\nport = {mute}\nusername = \"root\"\nkey_file = \"{}\"\nhost_key = \"{}\"\nproxy_jump = \"127.0.0.1:{}\"\nproxy_jump_host_key = \"{}\"\nconnect_timeout = 1\n",
+        key.display(),
+        device.fingerprint,
+        bastion.port,
+        bastion.fingerprint
+    ));
+    let v = attach(&lab, "leaf-mute", "Gi1/0/6", "120").expect(69);
+    let m = msg(&v);
+    assert!(
+        m.starts_with(&format!("SSH handshake with 127.0.0.1:{mute}")),
+        "{m}"
+    );
+
     let v = attach(&lab, "leaf-wrong-bastion", "Gi1/0/6", "120").expect(77);
     let m = msg(&v);
     assert!(
@@ -682,4 +698,139 @@ fn concurrent_requests_to_one_device_are_serialised_by_the_lock() {
     }
     let sessions = &lab.state("leaf")["sessions"];
     assert_eq!(sessions["max_seen"], 1, "max_sessions = 1: {sessions}");
+}
+
+/// Hands the session one byte per read of what the SSH channel delivered, to shake out
+/// prompt and echo boundary bugs with real PTY bytes (CR LF from the tty, echo, prompts).
+struct OneByte {
+    inner: Box<dyn mercury::transport::Shell>,
+    pending: std::collections::VecDeque<u8>,
+}
+
+impl mercury::transport::Shell for OneByte {
+    fn send(&mut self, data: &[u8]) -> Result<(), mercury::transport::TransportError> {
+        self.inner.send(data)
+    }
+    fn recv(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<mercury::transport::Chunk, mercury::transport::TransportError> {
+        use mercury::transport::Chunk;
+        if self.pending.is_empty() {
+            match self.inner.recv(deadline)? {
+                Chunk::Data(d) => self.pending.extend(d),
+                Chunk::Eof => return Ok(Chunk::Eof),
+            }
+        }
+        Ok(Chunk::Data(self.pending.pop_front().into_iter().collect()))
+    }
+    fn close(&mut self, deadline: Instant) {
+        self.inner.close(deadline)
+    }
+}
+
+#[test]
+fn real_pty_bytes_read_one_at_a_time_match_the_dry_run_script() {
+    require_sshd!();
+    use mercury::catalog::{Catalog, Kind};
+    use mercury::driver::{Line, Plan};
+    use mercury::session::{self, Settings};
+    use mercury::transport::Connection;
+
+    let (lab, _sshd) = ios_lab(&[], "");
+    let config = mercury::config::Config::load(&lab.config).unwrap();
+    let catalog = Catalog::builtin().unwrap();
+    let platform = catalog.get("cisco_ios").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let Connection::Shell(shell) =
+        mercury::transport::open(&config.devices["leaf"], Kind::Cli, deadline).unwrap()
+    else {
+        panic!("a CLI platform gets a shell");
+    };
+    let plan = Plan {
+        lines: ["vlan 120", "name one-byte", "exit"]
+            .iter()
+            .map(|t| Line {
+                text: t.to_string(),
+                argv: None,
+            })
+            .collect(),
+        warnings: vec![],
+    };
+    let settings = Settings {
+        device: "leaf".into(),
+        command_timeout: Duration::from_secs(10),
+        deadline,
+        enable_secret: None,
+        secrets: vec![],
+        save: true,
+    };
+    let one_byte = OneByte {
+        inner: shell,
+        pending: Default::default(),
+    };
+    let (transcript, result) = session::run(
+        Connection::Shell(Box::new(one_byte)),
+        platform,
+        &plan,
+        &settings,
+    );
+    result.unwrap();
+    let sent: Vec<String> = transcript
+        .commands
+        .iter()
+        .map(|c| c.input.clone())
+        .collect();
+    let scripted: Vec<String> = session::script(platform, &plan, true)
+        .into_iter()
+        .map(|(_, l)| l)
+        .collect();
+    assert_eq!(sent, scripted);
+    // No echo or prompt leaks into a command's output.
+    for c in &transcript.commands {
+        assert!(
+            !c.output.contains(&c.input) && !c.output.contains("leaf#"),
+            "{c:?}"
+        );
+    }
+    let state = lab.state("leaf");
+    assert_eq!(
+        state["running"]["vlans"]["120"]["name"], "one-byte",
+        "{state}"
+    );
+}
+
+#[test]
+fn exec_command_that_outlives_command_timeout_is_75_and_the_lock_is_released() {
+    require_sshd!();
+    let lab = Lab::new(&[]);
+    // Every simulated command waits 3 s before answering; the deadline is 1 s.
+    let sshd = lab.sshd_for(
+        "leaf",
+        "cumulus_nvue",
+        &["--fault", "slow=3000"],
+        SshdOptions::default(),
+    );
+    let key = sshd.user_key("id_ed25519", "ed25519", "");
+    lab.add_ssh_device(
+        "leaf",
+        "cumulus_nvue",
+        &sshd,
+        &format!(
+            "username = \"root\"\nkey_file = \"{}\"\nhost_key = \"{}\"\ncommand_timeout = 1\n",
+            key.display(),
+            sshd.fingerprint
+        ),
+    );
+    let started = Instant::now();
+    let v = attach(&lab, "leaf", "swp5", "120").expect(75);
+    assert!(started.elapsed() < Duration::from_secs(15), "bounded");
+    let m = msg(&v);
+    assert!(m.contains("timed out after 1."), "{m}");
+    assert!(m.contains("to finish"), "{m}");
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(lab.path("locks/leaf.lock"))
+        .unwrap();
+    assert!(f.try_lock().is_ok(), "lock still held after the run");
 }
