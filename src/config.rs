@@ -593,6 +593,12 @@ fn build_device(
     if let Some(b) = &r.bridge {
         validate::simple_name("bridge", b, 15).map_err(|e| err("bridge", e.0))?;
     }
+    if let Some(db) = &r.ovs_db {
+        crate::ovs::check_db(db).map_err(|m| err("ovs_db", m))?;
+    }
+    if let Some(argv) = &r.ovs_vsctl {
+        crate::ovs::check_vsctl(argv).map_err(|m| err("ovs_vsctl", m))?;
+    }
     for (k, globs) in [
         ("allowed_ports", &r.allowed_ports),
         ("denied_ports", &r.denied_ports),

@@ -83,7 +83,7 @@ fn session_kind(e: &SessionError) -> ExitKind {
         SessionError::Rejected { .. } => ExitKind::DeviceRejected,
         SessionError::Busy { .. } | SessionError::Timeout { .. } => ExitKind::Temporary,
         SessionError::Closed { .. } => ExitKind::Unreachable,
-        SessionError::UnexpectedMode { .. } => ExitKind::Protocol,
+        SessionError::UnexpectedMode { .. } | SessionError::Unparsable { .. } => ExitKind::Protocol,
         SessionError::NoSecret { .. } => ExitKind::Config,
         SessionError::SecretRefused => ExitKind::NotPermitted,
         SessionError::Transport(t) => match t {

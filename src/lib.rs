@@ -14,6 +14,7 @@ pub mod error;
 pub mod exit;
 pub mod forced;
 pub mod lock;
+pub mod ovs;
 pub mod policy;
 pub mod report;
 pub mod request;

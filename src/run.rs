@@ -19,7 +19,7 @@ use crate::policy::{self, Scope};
 use crate::report::Report;
 use crate::request::{Op, RawRequest, Request, RequestError};
 use crate::session::{self, CommandRecord, Settings};
-use crate::{driver, timefmt, transport};
+use crate::{driver, ovs, timefmt, transport};
 
 /// Largest JSON request read from stdin or a file.
 pub const MAX_REQUEST_BYTES: u64 = 1024 * 1024;
@@ -326,6 +326,9 @@ impl Job<'_> {
         self.report.warnings.extend(plan.warnings.iter().cloned());
         let save = device.save_config;
         if self.report.dry_run {
+            if ovs::handles(platform) {
+                self.report.warnings.push(ovs::DRY_RUN_NOTE.into());
+            }
             self.report.commands = session::script(platform, &plan, save)
                 .into_iter()
                 .map(|(_, input)| CommandRecord {
@@ -349,13 +352,23 @@ impl Job<'_> {
             op: req.op.name().to_string(),
             since: timefmt::now_rfc3339(),
         };
-        let _lock = lock::acquire(
+        let waited = Instant::now();
+        let held = lock::acquire(
             &self.config.lock_dir,
             &device.name,
             device.max_sessions,
             device.lock_timeout,
             &holder,
         )?;
+        log::info!(
+            "{}: {} on {} ({}), lock slot {} after {} ms",
+            self.report.request_id,
+            req.op.name(),
+            device.name,
+            platform.name,
+            held.slot,
+            waited.elapsed().as_millis()
+        );
         // The started record must be on disk before the device is touched.
         self.audit_started()?;
         device.check_secret_modes()?;
@@ -383,6 +396,20 @@ impl Job<'_> {
         };
         let conn = transport::open(device, platform.kind, deadline)?;
         self.report.warnings.extend(conn.warnings());
+        log::info!("{}: connected to {}", self.report.request_id, device.name);
+        if ovs::handles(platform) {
+            // Reads OVSDB first, then one transaction (or none when already as requested).
+            let prepared = ovs::prepare(&req, device, platform)?;
+            let (transcript, result) = prepared.apply(conn, &settings);
+            self.report.commands = transcript.commands;
+            self.report.round_trips = transcript.round_trips;
+            let done = result?;
+            self.report.changed = done.changed;
+            self.report.msg = done.msg;
+            self.report.data = done.data;
+            self.report.warnings.extend(done.warnings);
+            return Ok(());
+        }
         let (transcript, result) = session::run(conn, platform, &plan, &settings);
         self.report.commands = transcript.commands;
         self.report.round_trips = transcript.round_trips;

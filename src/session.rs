@@ -86,6 +86,14 @@ pub enum SessionError {
         /// Mode seen.
         actual: String,
     },
+    /// The device's reply could not be understood (exit 76).
+    #[error("unparsable reply to {line:?}: {message}")]
+    Unparsable {
+        /// The line.
+        line: String,
+        /// What was wrong with the reply.
+        message: String,
+    },
     /// The device asked for the enable secret but none is configured (exit 77).
     #[error("the device asks for an enable secret after {line:?} but devices.{device}.enable_secret_file is not set")]
     NoSecret {
@@ -418,8 +426,15 @@ impl<'a> CliSession<'a> {
 
     fn send_and_wait(&mut self, line: &str, secret: bool) -> Result<String, SessionError> {
         let started = Instant::now();
+        log::debug!("{}: send {line:?}", self.settings.device);
         self.shell.send(format!("{line}\n").as_bytes())?;
         let output = self.wait(&Wait { line, secret })?;
+        log::debug!(
+            "{}: prompt of mode {} after {} ms",
+            self.settings.device,
+            self.mode,
+            started.elapsed().as_millis()
+        );
         self.record(line, output.clone(), started);
         if secret && find_indicator(&self.platform.failures, &output).is_some() {
             return Err(SessionError::SecretRefused);
