@@ -438,6 +438,7 @@ impl Link {
         .map_err(|f| fail("requesting a PTY", f))?;
         self.retry(deadline, || ch.shell())
             .map_err(|f| fail("starting the shell", f))?;
+        log::debug!("ssh {}: PTY shell open ({TERM}, {cols}x{rows})", self.label);
         Ok(ch)
     }
 
@@ -506,6 +507,7 @@ fn tcp_connect(hop: &Hop, deadline: Instant) -> Result<TcpStream, TransportError
             Ok(s) => {
                 // libssh2 writes small packets; Nagle would hold each one for an ACK.
                 let _ = s.set_nodelay(true);
+                log::debug!("ssh {}: TCP connected to {addr}", hop.label);
                 return Ok(s);
             }
             Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
@@ -607,6 +609,12 @@ pub(crate) fn establish(
             },
         })?;
 
+    log::debug!(
+        "ssh {}: key exchange {} with host key {}",
+        hop.label,
+        link.session.methods(MethodType::Kex).unwrap_or("?"),
+        link.session.methods(MethodType::HostKey).unwrap_or("?"),
+    );
     let learn = verify_host_key(&link.session, hop, known.as_ref())?;
 
     let auth_deadline = (Instant::now() + device.auth_timeout).min(deadline);
@@ -665,6 +673,7 @@ fn verify_host_key(
             })?;
     let presented = fingerprint(&blob);
     let kind = key_type(&blob).unwrap_or("unknown");
+    log::debug!("ssh {}: host key {kind} {presented}", hop.label);
     match (&hop.host_key, known) {
         (HostKeyCheck::Pinned(pin), _) => {
             if &presented == pin {
@@ -802,6 +811,7 @@ fn authenticate(
     if s.authenticated() {
         return Ok(());
     }
+    log::debug!("ssh {who}: server offers {offered}");
     let offers = |m: &str| offered.split(',').any(|o| o == m);
     let mut tried: Vec<String> = Vec::new();
 
@@ -810,7 +820,10 @@ fn authenticate(
             match link.retry(deadline, || {
                 s.userauth_pubkey_file(&hop.user, None, key, creds.passphrase.as_deref())
             }) {
-                Ok(()) => return Ok(()),
+                Ok(()) => {
+                    log::debug!("ssh {who}: authenticated (publickey)");
+                    return Ok(());
+                }
                 Err(f) if matches!(f.code(), Some(AUTH_FAILED | PUBKEY_UNVERIFIED)) => {
                     tried.push(format!("publickey ({} refused)", key.display()))
                 }
@@ -835,7 +848,10 @@ fn authenticate(
     if let Some(password) = &creds.password {
         if offers("password") {
             match link.retry(deadline, || s.userauth_password(&hop.user, password)) {
-                Ok(()) => return Ok(()),
+                Ok(()) => {
+                    log::debug!("ssh {who}: authenticated (password)");
+                    return Ok(());
+                }
                 Err(f) if matches!(f.code(), Some(AUTH_FAILED | PASSWORD_EXPIRED)) => {
                     tried.push(format!("password ({})", f.message()))
                 }
@@ -850,7 +866,10 @@ fn authenticate(
             match link.retry(deadline, || {
                 s.userauth_keyboard_interactive(&hop.user, &mut prompter)
             }) {
-                Ok(()) => return Ok(()),
+                Ok(()) => {
+                    log::debug!("ssh {who}: authenticated (keyboard-interactive)");
+                    return Ok(());
+                }
                 Err(f) if matches!(f.code(), Some(AUTH_FAILED | PASSWORD_EXPIRED)) => {
                     tried.push("keyboard-interactive (password refused)".into())
                 }

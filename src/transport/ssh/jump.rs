@@ -85,6 +85,7 @@ pub(crate) fn open(
                 message: f.message(),
             },
         })?;
+    log::debug!("ssh {}: tunnel to {} open", bastion.label, target.label);
     let io = |e: std::io::Error| TransportError::Unreachable {
         stage: stage.clone(),
         message: e.to_string(),
