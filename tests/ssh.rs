@@ -834,3 +834,41 @@ fn exec_command_that_outlives_command_timeout_is_75_and_the_lock_is_released() {
         .unwrap();
     assert!(f.try_lock().is_ok(), "lock still held after the run");
 }
+
+#[test]
+fn a_server_with_several_host_keys_is_asked_for_the_type_known_hosts_lists() {
+    require_sshd!();
+    let lab = Lab::new(&[]);
+    let sshd = lab.sshd_for(
+        "leaf",
+        "cisco_ios",
+        &[],
+        SshdOptions {
+            extra_host_keys: vec!["ecdsa", "rsa"],
+            ..SshdOptions::default()
+        },
+    );
+    let key = sshd.user_key("id_ed25519", "ed25519", "");
+    // libssh2 would pick ed25519 first; each file lists only one other type.
+    for (i, public) in sshd.host_publics.iter().enumerate().skip(1) {
+        let file = format!("known_hosts_{i}");
+        std::fs::write(
+            lab.path(&file),
+            format!("[127.0.0.1]:{} {public}\n", sshd.port),
+        )
+        .unwrap();
+        let name = format!("leaf-{i}");
+        lab.add_ssh_device(
+            &name,
+            "cisco_ios",
+            &sshd,
+            &format!(
+                "username = \"root\"\nkey_file = \"{}\"\nknown_hosts = \"{file}\"\n",
+                key.display()
+            ),
+        );
+        add_vlan(&lab, &name, "120");
+        attach(&lab, &name, &format!("Gi1/0/{i}"), "120").expect(0);
+        assert_access_vlan(&lab, "leaf", &format!("GigabitEthernet1/0/{i}"), 120);
+    }
+}

@@ -592,9 +592,11 @@ pub(crate) fn establish(
         })?),
         HostKeyCheck::Pinned(_) => None,
     };
-    if let Some(kh) = &known {
-        prefer_known_key_types(&link.session, &kh.key_types(&hop.host, hop.port));
-    }
+    let known_types = known
+        .as_ref()
+        .map(|kh| kh.key_types(&hop.host, hop.port))
+        .unwrap_or_default();
+    set_host_key_prefs(&link.session, &known_types);
 
     let mut handshaking = link.session.clone();
     link.retry(connect_deadline, || handshaking.handshake())
@@ -626,35 +628,45 @@ pub(crate) fn establish(
     })
 }
 
-/// Asks for the host-key algorithms whose keys known_hosts lists first (as OpenSSH does),
-/// so that a server with several keys presents one that can be verified.
-fn prefer_known_key_types(session: &Session, types: &[String]) {
-    if types.is_empty() {
-        return;
-    }
+/// Sets the host-key algorithms to ask for (see [`host_key_prefs`]).
+fn set_host_key_prefs(session: &Session, known_types: &[String]) {
     let Ok(supported) = session.supported_algs(MethodType::HostKey) else {
         return;
     };
+    let prefs = host_key_prefs(&supported, known_types);
+    if !prefs.is_empty() {
+        let _ = session.method_pref(MethodType::HostKey, &prefs);
+    }
+}
+
+/// The host-key algorithms to ask for, best first: those whose keys known_hosts lists for
+/// the host first (as OpenSSH does, so that a server with several keys presents one that
+/// can be checked), then libssh2's own order. Certificate algorithms are left out: a host
+/// certificate is not a key that can be pinned or listed, and Mercury does not check CAs.
+pub fn host_key_prefs(supported: &[&str], known_types: &[String]) -> String {
+    let plain: Vec<&str> = supported
+        .iter()
+        .copied()
+        .filter(|a| !a.contains("-cert-"))
+        .collect();
     let mut prefs: Vec<&str> = Vec::new();
-    for t in types {
+    for t in known_types {
         let algs: Vec<&str> = match t.as_str() {
             "ssh-rsa" => vec!["rsa-sha2-512", "rsa-sha2-256", "ssh-rsa"],
             other => vec![other],
         };
-        for a in &algs {
-            if let Some(s) = supported.iter().find(|s| *s == a) {
-                if !prefs.contains(s) {
-                    prefs.push(s);
-                }
+        for a in algs {
+            if plain.contains(&a) && !prefs.contains(&a) {
+                prefs.push(a);
             }
         }
     }
-    for s in &supported {
-        if !prefs.contains(s) {
-            prefs.push(s);
+    for a in plain {
+        if !prefs.contains(&a) {
+            prefs.push(a);
         }
     }
-    let _ = session.method_pref(MethodType::HostKey, &prefs.join(","));
+    prefs.join(",")
 }
 
 fn verify_host_key(
@@ -733,8 +745,13 @@ fn host_key_refusal(
                 .iter()
                 .map(|k| format!("{} {} (line {})", k.key_type, k.fingerprint, k.line))
                 .collect();
+            let why = if known.iter().any(|k| k.key_type == kind) {
+                "the key changed or this is not the device"
+            } else {
+                "the server has no key of the listed types any more, or this is not the device"
+            };
             format!(
-                "the server presented {kind} {presented}, but {} lists {} for {name}: the key changed or this is not the device",
+                "the server presented {kind} {presented}, but {} lists {} for {name}: {why}",
                 path.display(),
                 listed.join(", ")
             )
@@ -1144,6 +1161,34 @@ mod tests {
             }
             other => panic!("{:?}", other.map(|_| ())),
         }
+    }
+
+    #[test]
+    fn host_key_algorithms_prefer_known_types_and_never_certificates() {
+        let supported = [
+            "ssh-ed25519-cert-v01@openssh.com",
+            "ssh-ed25519",
+            "ecdsa-sha2-nistp256",
+            "rsa-sha2-512",
+            "rsa-sha2-256",
+            "ssh-rsa",
+        ];
+        assert_eq!(
+            host_key_prefs(&supported, &[]),
+            "ssh-ed25519,ecdsa-sha2-nistp256,rsa-sha2-512,rsa-sha2-256,ssh-rsa"
+        );
+        assert_eq!(
+            host_key_prefs(
+                &supported,
+                &["ssh-rsa".into(), "ecdsa-sha2-nistp256".into()]
+            ),
+            "rsa-sha2-512,rsa-sha2-256,ssh-rsa,ecdsa-sha2-nistp256,ssh-ed25519"
+        );
+        // A type libssh2 cannot do is skipped.
+        assert_eq!(
+            host_key_prefs(&["ssh-ed25519"], &["sk-ssh-ed25519@openssh.com".into()]),
+            "ssh-ed25519"
+        );
     }
 
     #[test]

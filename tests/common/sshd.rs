@@ -84,6 +84,8 @@ pub struct SshdOptions {
     pub forwarding: bool,
     /// Extra sshd_config lines; they come first, so they override the harness's defaults.
     pub extra: String,
+    /// More host key types besides ed25519 (`ecdsa`, `rsa`).
+    pub extra_host_keys: Vec<&'static str>,
 }
 
 /// A running sshd.
@@ -96,6 +98,8 @@ pub struct Sshd {
     pub fingerprint: String,
     /// The ed25519 host public key, `ssh-ed25519 AAAA...`.
     pub host_public: String,
+    /// Every host public key, ed25519 first, then `extra_host_keys` in order.
+    pub host_publics: Vec<String>,
     child: Child,
 }
 
@@ -167,6 +171,21 @@ impl Sshd {
             .collect::<Vec<_>>()
             .join(" ");
         let fingerprint = fingerprint_of(&host_key.with_extension("pub"));
+        let mut host_keys = vec![host_key.clone()];
+        let mut host_publics = vec![host_public.clone()];
+        for kind in &opts.extra_host_keys {
+            let k = dir.path().join(format!("ssh_host_{kind}_key"));
+            keygen(&k, kind, "");
+            let public = fs::read_to_string(k.with_extension("pub")).expect("host key");
+            host_publics.push(
+                public
+                    .split_whitespace()
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
+            host_keys.push(k);
+        }
         let authorized = dir.path().join("authorized_keys");
         fs::write(&authorized, "").expect("authorized_keys");
         if opts.passwords {
@@ -181,7 +200,7 @@ impl Sshd {
         for _ in 0..5 {
             let port = free_port();
             let config = dir.path().join("sshd_config");
-            fs::write(&config, config_text(dir.path(), port, &host_key, opts)).expect("config");
+            fs::write(&config, config_text(dir.path(), port, &host_keys, opts)).expect("config");
             let _ = fs::remove_file(&log);
             let mut child = Command::new(SSHD)
                 .arg("-D")
@@ -200,6 +219,7 @@ impl Sshd {
                     port,
                     fingerprint,
                     host_public,
+                    host_publics,
                     child,
                 };
             }
@@ -274,7 +294,7 @@ impl Drop for Sshd {
     }
 }
 
-fn config_text(dir: &Path, port: u16, host_key: &Path, opts: &SshdOptions) -> String {
+fn config_text(dir: &Path, port: u16, host_keys: &[PathBuf], opts: &SshdOptions) -> String {
     let d = dir.display();
     let yes_no = |b: bool| if b { "yes" } else { "no" };
     // sshd takes the first value of a keyword: the extra lines go first to override.
@@ -282,7 +302,7 @@ fn config_text(dir: &Path, port: u16, host_key: &Path, opts: &SshdOptions) -> St
         "{extra}
 Port {port}
 ListenAddress 127.0.0.1
-HostKey {}
+{host_keys}
 PidFile {d}/sshd.pid
 AuthorizedKeysFile {d}/authorized_keys
 StrictModes no
@@ -303,7 +323,11 @@ PrintLastLog no
 UseDNS no
 LogLevel VERBOSE
 ",
-        host_key.display(),
+        host_keys = host_keys
+            .iter()
+            .map(|k| format!("HostKey {}", k.display()))
+            .collect::<Vec<_>>()
+            .join("\n"),
         pam = yes_no(opts.passwords),
         pw = yes_no(opts.passwords),
         fwd = yes_no(opts.forwarding),
