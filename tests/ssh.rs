@@ -872,3 +872,38 @@ fn a_server_with_several_host_keys_is_asked_for_the_type_known_hosts_lists() {
         assert_access_vlan(&lab, "leaf", &format!("GigabitEthernet1/0/{i}"), 120);
     }
 }
+
+#[test]
+fn enable_secret_over_the_pty_is_answered_and_never_shown() {
+    require_sshd!();
+    let lab = Lab::new(&[]);
+    let secret = "En4ble-s3cret";
+    let sshd = lab.sshd_for(
+        "leaf",
+        "cisco_ios",
+        &["--enable-secret", secret],
+        SshdOptions::default(),
+    );
+    let key = sshd.user_key("id_ed25519", "ed25519", "");
+    let enable = lab.secret("enable", secret);
+    lab.add_ssh_device(
+        "leaf",
+        "cisco_ios",
+        &sshd,
+        &format!(
+            "username = \"root\"\nkey_file = \"{}\"\nhost_key = \"{}\"\nenable_secret_file = \"{}\"\n",
+            key.display(),
+            sshd.fingerprint,
+            enable.display()
+        ),
+    );
+    add_vlan(&lab, "leaf", "120");
+    let r = attach(&lab, "leaf", "Gi1/0/5", "120");
+    r.expect(0);
+    assert!(r.inputs().iter().any(|l| l == "enable"), "{:?}", r.inputs());
+    assert!(!r.stdout.contains(secret), "secret in the result");
+    assert!(!r.stderr.contains(secret), "secret on stderr");
+    let audit = std::fs::read_to_string(lab.path("audit.log")).unwrap();
+    assert!(!audit.contains(secret), "secret in the audit log");
+    assert_access_vlan(&lab, "leaf", "GigabitEthernet1/0/5", 120);
+}
