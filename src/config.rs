@@ -103,10 +103,15 @@ pub struct Device {
     pub passphrase_file: Option<PathBuf>,
     /// File holding the enable / privileged-mode secret.
     pub enable_secret_file: Option<PathBuf>,
-    /// Pinned host key fingerprint (`SHA256:...`) or `trust-on-first-use`.
+    /// Pinned host key fingerprint (`SHA256:...`) or [`TRUST_ON_FIRST_USE`] (checked when
+    /// the config is parsed).
     pub host_key: Option<String>,
-    /// known_hosts file for host-key checking.
+    /// known_hosts file for host-key checking (and where a trust-on-first-use key is written).
     pub known_hosts: Option<PathBuf>,
+    /// SSH jump host (bastion) the connection is tunnelled through.
+    pub proxy_jump: Option<JumpHost>,
+    /// Pinned host key fingerprint of the jump host (else it must be in `known_hosts`).
+    pub proxy_jump_host_key: Option<String>,
     /// Chassis MAC (the `switch_id` Ironic learns from LLDP), normalised lowercase.
     pub mac: Option<String>,
     /// Other names this device answers to.
@@ -123,8 +128,10 @@ pub struct Device {
     pub max_sessions: u32,
     /// How long to wait for the device lock.
     pub lock_timeout: Duration,
-    /// TCP connect timeout.
+    /// TCP connect, SSH key exchange and host-key check, together.
     pub connect_timeout: Duration,
+    /// SSH authentication and opening the shell or exec channel.
+    pub auth_timeout: Duration,
     /// Per-command (per prompt wait) deadline.
     pub command_timeout: Duration,
     /// Whole-request deadline.
@@ -143,6 +150,90 @@ pub struct Device {
     pub ovs_vsctl: Option<Vec<String>>,
     /// OVS: integration bridge (default `br-int`).
     pub bridge: Option<String>,
+}
+
+/// The `host_key` value that allows learning an unknown host key (never a changed one).
+pub const TRUST_ON_FIRST_USE: &str = "trust-on-first-use";
+
+/// A `proxy_jump = "[user@]host[:port]"` bastion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JumpHost {
+    /// Login user on the bastion (default: the device's `username`).
+    pub user: Option<String>,
+    /// Host name or address (IPv6 addresses in `[]` when a port follows).
+    pub host: String,
+    /// TCP port, default 22.
+    pub port: u16,
+}
+
+impl JumpHost {
+    /// Parses `[user@]host[:port]` (`[v6]:port` for IPv6 with a port).
+    pub fn parse(s: &str) -> Result<JumpHost, String> {
+        let bad = || format!("{} is not [user@]host[:port]", validate::Escaped(s));
+        if s.is_empty()
+            || s.chars()
+                .any(|c| validate::is_dangerous(c) || c.is_whitespace())
+            || s.contains(['/', ','])
+        {
+            return Err(bad());
+        }
+        let (user, rest) = match s.rsplit_once('@') {
+            Some((u, r)) if !u.is_empty() => (Some(u.to_string()), r),
+            Some(_) => return Err(bad()),
+            None => (None, s),
+        };
+        let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
+            let (h, after) = v6.split_once(']').ok_or_else(bad)?;
+            let port = match after {
+                "" => None,
+                p => Some(p.strip_prefix(':').ok_or_else(bad)?),
+            };
+            (h, port)
+        } else {
+            match rest.split_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (rest, None),
+            }
+        };
+        let port = match port {
+            Some(p) => p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(bad)?,
+            None => 22,
+        };
+        if host.is_empty() {
+            return Err(bad());
+        }
+        Ok(JumpHost {
+            user,
+            host: host.to_string(),
+            port,
+        })
+    }
+}
+
+/// Checks a `host_key` value: an OpenSSH `SHA256:` fingerprint (43 base64 characters, no
+/// padding) or [`TRUST_ON_FIRST_USE`].
+pub fn check_host_key(value: &str, allow_tofu: bool) -> Result<(), String> {
+    if allow_tofu && value == TRUST_ON_FIRST_USE {
+        return Ok(());
+    }
+    let ok = value.strip_prefix("SHA256:").is_some_and(|b| {
+        b.len() == 43
+            && b.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '/')
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} is not an OpenSSH SHA256 fingerprint (`ssh-keygen -lf KEY.pub` prints it: SHA256: and 43 base64 characters){}",
+            validate::Escaped(value),
+            if allow_tofu {
+                format!(" nor \"{TRUST_ON_FIRST_USE}\"")
+            } else {
+                String::new()
+            }
+        ))
+    }
 }
 
 /// A forced-command caller (`serve-ssh --caller NAME`).
@@ -304,6 +395,8 @@ struct RawSettings {
     enable_secret_file: Option<PathBuf>,
     host_key: Option<String>,
     known_hosts: Option<PathBuf>,
+    proxy_jump: Option<String>,
+    proxy_jump_host_key: Option<String>,
     mac: Option<String>,
     aliases: Option<Vec<String>>,
     default_vlan: Option<Vlan>,
@@ -313,6 +406,7 @@ struct RawSettings {
     max_sessions: Option<u32>,
     lock_timeout: Option<f64>,
     connect_timeout: Option<f64>,
+    auth_timeout: Option<f64>,
     command_timeout: Option<f64>,
     request_timeout: Option<f64>,
     allowed_vlans: Option<VlanSet>,
@@ -351,6 +445,8 @@ impl RawSettings {
             enable_secret_file,
             host_key,
             known_hosts,
+            proxy_jump,
+            proxy_jump_host_key,
             mac,
             aliases,
             default_vlan,
@@ -360,6 +456,7 @@ impl RawSettings {
             max_sessions,
             lock_timeout,
             connect_timeout,
+            auth_timeout,
             command_timeout,
             request_timeout,
             allowed_vlans,
@@ -694,6 +791,31 @@ fn build_device(
             "missing: transport ssh needs an address".into(),
         ));
     }
+    if let Some(h) = &r.host_key {
+        check_host_key(h, true).map_err(|m| err("host_key", m))?;
+        if h == TRUST_ON_FIRST_USE && r.known_hosts.is_none() {
+            return Err(err(
+                "host_key",
+                "trust-on-first-use needs known_hosts: the file the learned key is written to"
+                    .into(),
+            ));
+        }
+    }
+    if let Some(h) = &r.proxy_jump_host_key {
+        check_host_key(h, false).map_err(|m| err("proxy_jump_host_key", m))?;
+    }
+    let proxy_jump = r
+        .proxy_jump
+        .as_deref()
+        .map(JumpHost::parse)
+        .transpose()
+        .map_err(|m| err("proxy_jump", m))?;
+    if proxy_jump.is_some() && transport != TransportKind::Ssh {
+        return Err(err(
+            "proxy_jump",
+            "only used with transport = \"ssh\"".into(),
+        ));
+    }
     let mac = r
         .mac
         .as_deref()
@@ -757,6 +879,8 @@ fn build_device(
         enable_secret_file: r.enable_secret_file.as_deref().map(resolve),
         host_key: r.host_key,
         known_hosts: r.known_hosts.as_deref().map(resolve),
+        proxy_jump,
+        proxy_jump_host_key: r.proxy_jump_host_key,
         mac,
         aliases,
         default_vlan: r.default_vlan,
@@ -766,6 +890,7 @@ fn build_device(
         max_sessions,
         lock_timeout: secs("lock_timeout", r.lock_timeout, 60.0)?,
         connect_timeout: secs("connect_timeout", r.connect_timeout, 10.0)?,
+        auth_timeout: secs("auth_timeout", r.auth_timeout, 15.0)?,
         command_timeout: secs("command_timeout", r.command_timeout, 30.0)?,
         request_timeout: secs("request_timeout", r.request_timeout, 300.0)?,
         allowed_vlans: r.allowed_vlans,
@@ -1000,6 +1125,65 @@ mod tests {
         ] {
             let e = parse(text).unwrap_err().to_string();
             assert!(e.contains(key), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn ssh_keys_are_checked_when_parsed() {
+        let dev = |extra: &str| {
+            parse(&format!(
+                "[devices.a]\nplatform = \"x\"\naddress = \"h\"\n{extra}\n"
+            ))
+        };
+        let fp = "SHA256:BVxl72jCAdocpUhiumAXcRl5g6y858UL9mVJqExf/V4";
+        let c = dev(&format!(
+            "host_key = \"{fp}\"\nproxy_jump = \"ops@bastion.dc1:2222\"\nproxy_jump_host_key = \"{fp}\"\nauth_timeout = 3"
+        ))
+        .unwrap();
+        let d = &c.devices["a"];
+        assert_eq!(
+            d.proxy_jump,
+            Some(JumpHost {
+                user: Some("ops".into()),
+                host: "bastion.dc1".into(),
+                port: 2222
+            })
+        );
+        assert_eq!(d.auth_timeout, Duration::from_secs(3));
+        for (extra, key) in [
+            ("host_key = \"SHA256:short\"", "devices.a.host_key"),
+            ("host_key = \"md5:aa:bb\"", "devices.a.host_key"),
+            ("host_key = \"trust-on-first-use\"", "devices.a.host_key"),
+            ("proxy_jump = \"a b\"", "devices.a.proxy_jump"),
+            ("proxy_jump = \"b:99999\"", "devices.a.proxy_jump"),
+            (
+                "proxy_jump_host_key = \"trust-on-first-use\"",
+                "devices.a.proxy_jump_host_key",
+            ),
+        ] {
+            let e = dev(extra).unwrap_err().to_string();
+            assert!(e.contains(key), "{extra}: {e}");
+        }
+        // Trust on first use needs the file to write the key to.
+        assert!(dev("host_key = \"trust-on-first-use\"\nknown_hosts = \"kh\"").is_ok());
+    }
+
+    #[test]
+    fn jump_host_forms() {
+        let j = |s: &str| JumpHost::parse(s);
+        assert_eq!(
+            j("bastion").unwrap(),
+            JumpHost {
+                user: None,
+                host: "bastion".into(),
+                port: 22
+            }
+        );
+        assert_eq!(j("[2001:db8::1]:2200").unwrap().host, "2001:db8::1");
+        assert_eq!(j("[2001:db8::1]:2200").unwrap().port, 2200);
+        assert_eq!(j("u@[::1]").unwrap().user.as_deref(), Some("u"));
+        for bad in ["", "@h", "h:", "h:0", "a,b", "h/x", "u@", "[::1"] {
+            assert!(j(bad).is_err(), "{bad:?}");
         }
     }
 }

@@ -557,6 +557,7 @@ impl Job<'_> {
             save,
         };
         let conn = transport::open(device, platform.kind, deadline)?;
+        self.report.warnings.extend(conn.warnings());
         log::info!("{}: connected to {}", self.report.request_id, device.name);
         if ovs::handles(platform) {
             // Reads OVSDB first, then one transaction (or none when already as requested).
@@ -902,6 +903,7 @@ impl Job<'_> {
             "lines": self.report.commands.iter().map(|c| c.input.clone()).collect::<Vec<_>>(),
             "round_trips": self.report.round_trips,
             "device_contacted": self.device_contacted,
+            "warnings": self.report.warnings,
         });
         let mut how = how;
         if let Some(map) = how.as_object_mut() {
@@ -963,6 +965,9 @@ fn check(
             }
             if let Err(e) = d.check_secret_modes() {
                 problems.push(format!("devices.{}: {e}", d.name));
+            }
+            if d.transport == TransportKind::Ssh {
+                problems.extend(transport::ssh::check(d));
             }
             if d.allowed_vlans.is_none() {
                 report.warnings.push(format!(

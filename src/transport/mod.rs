@@ -70,6 +70,11 @@ pub trait Shell {
     fn diagnostics(&self) -> String {
         String::new()
     }
+    /// Things the connection did that the result and audit record must mention (an SSH
+    /// host key learned on first use).
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The result of one executed command.
@@ -93,6 +98,11 @@ pub trait Exec {
         line: &str,
         deadline: Instant,
     ) -> Result<ExecOutput, TransportError>;
+    /// Things the connection did that the result and audit record must mention (an SSH
+    /// host key learned on first use).
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// An open connection of either kind.
@@ -101,6 +111,16 @@ pub enum Connection {
     Shell(Box<dyn Shell>),
     /// For exec platforms.
     Exec(Box<dyn Exec>),
+}
+
+impl Connection {
+    /// The connection's warnings (see [`Shell::warnings`]).
+    pub fn warnings(&self) -> Vec<String> {
+        match self {
+            Connection::Shell(s) => s.warnings(),
+            Connection::Exec(e) => e.warnings(),
+        }
+    }
 }
 
 /// Opens the device's transport for the platform kind.

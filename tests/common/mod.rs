@@ -8,6 +8,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
+pub mod sshd;
+
 /// The `mercury` binary under test.
 pub fn mercury_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mercury"))

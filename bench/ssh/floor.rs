@@ -1,0 +1,96 @@
+//! The floor for the SSH benchmark: the least a libssh2 client must do for one change —
+//! connect, exchange keys, authenticate with a key file, open one exec channel running a
+//! no-op command, read it to the end. Same library and build as Mercury (the `ssh2` crate),
+//! so the same key exchange and authentication; blocking mode, no host-key check, no
+//! configuration, no lock, no audit.
+//!
+//! ```text
+//! ssh-floor HOST PORT USER KEY [COMMAND]      # one exec, prints elapsed ms
+//! ssh-floor --rtt N HOST PORT USER KEY        # PTY shell: N empty lines, each awaiting the
+//!                                             # prompt; prints the mean ms per line
+//! ```
+//!
+//! Run by `bench/ssh/run`; not a test.
+
+use std::error::Error;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::time::Instant;
+
+use ssh2::Session;
+
+fn connect(host: &str, port: u16, user: &str, key: &str) -> Result<Session, Box<dyn Error>> {
+    let tcp = TcpStream::connect((host, port))?;
+    // As Mercury does: libssh2 writes small packets.
+    tcp.set_nodelay(true)?;
+    let mut s = Session::new()?;
+    s.set_tcp_stream(tcp);
+    s.handshake()?;
+    s.userauth_pubkey_file(user, None, Path::new(key), None)?;
+    Ok(s)
+}
+
+/// Reads until the output ends in a prompt character (`#` or `>`, spaces allowed).
+fn until_prompt(ch: &mut ssh2::Channel) -> Result<(), Box<dyn Error>> {
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = ch.read(&mut buf)?;
+        if n == 0 {
+            return Err("EOF before a prompt".into());
+        }
+        seen.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&seen);
+        let t = text.trim_end_matches(' ');
+        if t.ends_with('#') || t.ends_with('>') {
+            return Ok(());
+        }
+    }
+}
+
+fn main() -> Result<(), Box<dyn Error>> {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let rtt = if args.first().map(String::as_str) == Some("--rtt") {
+        let n: u32 = args.get(1).ok_or("--rtt N")?.parse()?;
+        args.drain(..2);
+        Some(n)
+    } else {
+        None
+    };
+    let [host, port, user, key, rest @ ..] = args.as_slice() else {
+        return Err("usage: ssh-floor [--rtt N] HOST PORT USER KEY [COMMAND]".into());
+    };
+    let port: u16 = port.parse()?;
+    let started = Instant::now();
+    let s = connect(host, port, user, key)?;
+    let mut ch = s.channel_session()?;
+    match rtt {
+        None => {
+            ch.exec(rest.first().map(String::as_str).unwrap_or("true"))?;
+            let mut out = Vec::new();
+            ch.read_to_end(&mut out)?;
+            ch.wait_close()?;
+            println!("{:.3}", started.elapsed().as_secs_f64() * 1000.0);
+        }
+        Some(n) => {
+            ch.request_pty("dumb", None, Some((511, 1000, 0, 0)))?;
+            ch.shell()?;
+            until_prompt(&mut ch)?;
+            let t = Instant::now();
+            for _ in 0..n {
+                ch.write_all(b"\n")?;
+                until_prompt(&mut ch)?;
+            }
+            println!(
+                "{:.3}",
+                t.elapsed().as_secs_f64() * 1000.0 / f64::from(n.max(1))
+            );
+            ch.write_all(b"exit\n")?;
+            let mut rest = Vec::new();
+            ch.read_to_end(&mut rest)?;
+            ch.wait_close()?;
+        }
+    }
+    Ok(())
+}
