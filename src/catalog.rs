@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use regex::Regex;
 use serde::Deserialize;
@@ -35,6 +36,12 @@ pub enum CatalogError {
         source_name: String,
         /// The parser's message.
         message: String,
+    },
+    /// No platform has this name or alias.
+    #[error("unknown platform {name:?}")]
+    Unknown {
+        /// The name asked for.
+        name: String,
     },
     /// A value that parses but cannot work (bad regex, unknown variable, unknown mode).
     #[error("catalog {source_name}: platforms.{platform}: {message}")]
@@ -500,10 +507,24 @@ fn yes() -> bool {
     true
 }
 
+/// One platform as parsed; its patterns are compiled on first use.
+#[derive(Debug)]
+struct Entry {
+    /// Which catalog it came from (`built-in` or a path), for messages.
+    source_name: String,
+    raw: RawPlatform,
+    compiled: OnceLock<Result<Platform, String>>,
+}
+
 /// All platforms known to this run.
-#[derive(Debug, Clone, Default)]
+///
+/// Every catalog file is parsed when loaded (so a TOML mistake anywhere is caught at once),
+/// but a platform's regexes are compiled only when it is first used: one run needs one
+/// platform, and compiling every platform's Unicode-aware patterns would cost more than the
+/// rest of a run. [`Catalog::lint`] compiles everything.
+#[derive(Debug, Default)]
 pub struct Catalog {
-    platforms: BTreeMap<String, Platform>,
+    entries: BTreeMap<String, Entry>,
 }
 
 impl Catalog {
@@ -547,101 +568,128 @@ impl Catalog {
         Ok(c)
     }
 
-    /// Parses and compiles catalog text, adding its platforms.
+    /// Parses catalog text, adding its platforms (compiled later, on first use).
     pub fn add_text(&mut self, source_name: &str, text: &str) -> Result<(), CatalogError> {
         let raw: RawCatalog = toml::from_str(text).map_err(|e| CatalogError::Parse {
             source_name: source_name.to_string(),
             message: e.to_string().trim_end().to_string(),
         })?;
-        for (name, rp) in raw.platforms {
-            let p = compile(&name, rp).map_err(|message| CatalogError::Invalid {
-                source_name: source_name.to_string(),
-                platform: name.clone(),
-                message,
-            })?;
-            self.platforms.insert(name, p);
+        for (name, raw) in raw.platforms {
+            self.entries.insert(
+                name,
+                Entry {
+                    source_name: source_name.to_string(),
+                    raw,
+                    compiled: OnceLock::new(),
+                },
+            );
         }
         Ok(())
     }
 
-    /// Finds a platform by name or alias; `netmiko_X` (an NGS device type) finds `X`.
-    pub fn get(&self, name: &str) -> Option<&Platform> {
-        if let Some(p) = self.platforms.get(name) {
-            return Some(p);
+    /// The catalog name of a platform given by name or alias; `netmiko_X` (an NGS device
+    /// type) finds `X`. Compiles nothing.
+    pub fn lookup(&self, name: &str) -> Option<&str> {
+        if let Some((k, _)) = self.entries.get_key_value(name) {
+            return Some(k);
         }
-        if let Some(p) = self
-            .platforms
-            .values()
-            .find(|p| p.aliases.iter().any(|a| a == name))
+        if let Some((k, _)) = self
+            .entries
+            .iter()
+            .find(|(_, e)| e.raw.aliases.iter().any(|a| a == name))
         {
-            return Some(p);
+            return Some(k);
         }
-        name.strip_prefix("netmiko_").and_then(|n| self.get(n))
+        name.strip_prefix("netmiko_").and_then(|n| self.lookup(n))
     }
 
-    /// All platforms by name.
-    pub fn platforms(&self) -> impl Iterator<Item = &Platform> {
-        self.platforms.values()
+    /// The platform called `name` (or an alias of it), compiled on first use. An unknown
+    /// name is [`CatalogError::Unknown`]; a platform whose patterns do not compile is
+    /// [`CatalogError::Invalid`].
+    pub fn get(&self, name: &str) -> Result<&Platform, CatalogError> {
+        let key = self.lookup(name).ok_or_else(|| CatalogError::Unknown {
+            name: name.to_string(),
+        })?;
+        let entry = self.entries.get(key).ok_or_else(|| CatalogError::Unknown {
+            name: name.to_string(),
+        })?;
+        entry
+            .compiled
+            .get_or_init(|| compile(key, &entry.raw))
+            .as_ref()
+            .map_err(|message| CatalogError::Invalid {
+                source_name: entry.source_name.clone(),
+                platform: key.to_string(),
+                message: message.clone(),
+            })
     }
 
-    /// Runs the lint over every platform; an empty list means the catalog is sound.
+    /// Every platform's catalog name, sorted. Compiles nothing.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.keys().map(String::as_str)
+    }
+
+    /// Every platform, compiled; the first platform that does not compile is the error.
+    pub fn platforms(&self) -> Result<Vec<&Platform>, CatalogError> {
+        self.names().map(|n| self.get(n)).collect()
+    }
+
+    /// Compiles and lints every platform; an empty list means the catalog is sound.
     pub fn lint(&self) -> Vec<String> {
         let mut problems = Vec::new();
         let mut names: BTreeMap<&str, &str> = BTreeMap::new();
-        for p in self.platforms.values() {
-            for a in std::iter::once(&p.name).chain(&p.aliases) {
-                if let Some(other) = names.insert(a, &p.name) {
-                    if other != p.name {
-                        problems.push(format!(
-                            "{}: name or alias {a:?} also names {other}",
-                            p.name
-                        ));
+        for (key, entry) in &self.entries {
+            for a in std::iter::once(key).chain(&entry.raw.aliases) {
+                if let Some(other) = names.insert(a, key) {
+                    if other != key {
+                        problems.push(format!("{key}: name or alias {a:?} also names {other}"));
                     }
                 }
             }
-            problems.extend(
-                lint_platform(p)
-                    .into_iter()
-                    .map(|m| format!("{}: {m}", p.name)),
-            );
+            match self.get(key) {
+                Ok(p) => {
+                    problems.extend(lint_platform(p).into_iter().map(|m| format!("{key}: {m}")))
+                }
+                Err(e) => problems.push(e.to_string()),
+            }
         }
         problems
     }
 }
 
-fn compile(name: &str, r: RawPlatform) -> Result<Platform, String> {
+fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
     let regex = |what: &str, s: &str| Regex::new(s).map_err(|e| format!("{what} {s:?}: {e}"));
     let mut modes = Vec::new();
-    for m in r.modes {
+    for m in &r.modes {
         modes.push(Mode {
             prompt: Prompt::compile(&m.prompt)?,
-            name: m.name,
-            parent: m.parent,
-            enter: m.enter,
-            exit: m.exit,
+            name: m.name.clone(),
+            parent: m.parent.clone(),
+            enter: m.enter.clone(),
+            exit: m.exit.clone(),
             secret: m.secret,
             config: m.config,
         });
     }
     let mut templates = BTreeMap::new();
-    for (action, lines) in r.templates {
+    for (action, lines) in &r.templates {
         let t: Vec<Template> = lines
             .iter()
             .map(|l| Template::parse(l))
             .collect::<Result<_, _>>()
             .map_err(|e| format!("templates.{action}: {e}"))?;
-        templates.insert(action, t);
+        templates.insert(action.clone(), t);
     }
     let first_mode = modes.first().map(|m| m.name.clone()).unwrap_or_default();
-    let login_mode = r.login_mode.unwrap_or_else(|| first_mode.clone());
-    let config_mode = r.config_mode.unwrap_or_else(|| login_mode.clone());
-    let save_mode = r.save_mode.unwrap_or_else(|| login_mode.clone());
+    let login_mode = r.login_mode.clone().unwrap_or_else(|| first_mode.clone());
+    let config_mode = r.config_mode.clone().unwrap_or_else(|| login_mode.clone());
+    let save_mode = r.save_mode.clone().unwrap_or_else(|| login_mode.clone());
     Ok(Platform {
         name: name.to_string(),
-        description: r.description,
-        aliases: r.aliases,
+        description: r.description.clone(),
+        aliases: r.aliases.clone(),
         kind: r.kind,
-        network_types: r.network_types,
+        network_types: r.network_types.clone(),
         port_pattern: regex("port_pattern", &format!("^(?:{})$", r.port_pattern))?,
         lag_interface: r
             .lag_interface
@@ -654,7 +702,7 @@ fn compile(name: &str, r: RawPlatform) -> Result<Platform, String> {
             .as_deref()
             .map(|s| regex("lag_pattern", &format!("^(?:{s})$")))
             .transpose()?,
-        lag_modes: r.lag_modes,
+        lag_modes: r.lag_modes.clone(),
         echo: r.echo.unwrap_or(true),
         modes,
         login_mode,
@@ -667,11 +715,11 @@ fn compile(name: &str, r: RawPlatform) -> Result<Platform, String> {
             .transpose()?,
         responses: r
             .responses
-            .into_iter()
+            .iter()
             .map(|x| {
                 Ok(Response {
                     prompt: Prompt::compile(&x.prompt)?,
-                    answer: x.answer,
+                    answer: x.answer.clone(),
                     newline: x.newline,
                 })
             })
@@ -686,15 +734,15 @@ fn compile(name: &str, r: RawPlatform) -> Result<Platform, String> {
             .iter()
             .map(|s| regex("temporary_failure", s))
             .collect::<Result<_, _>>()?,
-        on_open: r.on_open,
-        commit: r.commit,
-        abort: r.abort,
-        save: r.save,
-        close: r.close,
-        vlan_list: r.vlan_list,
+        on_open: r.on_open.clone(),
+        commit: r.commit.clone(),
+        abort: r.abort.clone(),
+        save: r.save.clone(),
+        close: r.close.clone(),
+        vlan_list: r.vlan_list.clone(),
         templates,
-        unsupported: r.unsupported,
-        samples: r.samples,
+        unsupported: r.unsupported.clone(),
+        samples: r.samples.clone(),
     })
 }
 
@@ -863,11 +911,15 @@ mod tests {
         let c = Catalog::builtin().unwrap();
         let problems = c.lint();
         assert!(problems.is_empty(), "{problems:#?}");
-        assert!(c.get("cisco_ios").is_some());
+        assert!(c.get("cisco_ios").is_ok());
         assert_eq!(
-            c.get("netmiko_cisco_ios").map(|p| p.name.as_str()),
+            c.get("netmiko_cisco_ios").map(|p| p.name.as_str()).ok(),
             Some("cisco_ios")
         );
+        assert!(matches!(
+            c.get("no_such_platform"),
+            Err(CatalogError::Unknown { .. })
+        ));
     }
 
     #[test]
@@ -967,14 +1019,43 @@ mod tests {
     }
 
     #[test]
-    fn bad_regex_is_a_catalog_error() {
+    fn bad_regex_is_a_catalog_error_when_used_and_in_the_lint() {
         let mut c = Catalog::default();
-        let e = c
-            .add_text("test", &MINI.replace(r"'Eth\d+'", "'Eth(['"))
-            .unwrap_err();
+        // Parsing succeeds: patterns are compiled on first use only.
+        c.add_text("test", &MINI.replace(r"'Eth\d+'", "'Eth(['"))
+            .unwrap();
+        let e = c.get("mini").unwrap_err();
         assert!(
             e.to_string().contains("platforms.mini: port_pattern"),
             "{e}"
         );
+        let problems = c.lint().join("\n");
+        assert!(problems.contains("port_pattern"), "{problems}");
+    }
+
+    #[test]
+    fn toml_mistakes_are_caught_when_loading() {
+        let mut c = Catalog::default();
+        let e = c
+            .add_text(
+                "test",
+                &MINI.replace("kind = \"cli\"", "kind = \"cli\"\nkinds = 1"),
+            )
+            .unwrap_err();
+        assert!(e.to_string().contains("kinds"), "{e}");
+    }
+
+    #[test]
+    fn loading_compiles_nothing_until_a_platform_is_used() {
+        let c = Catalog::builtin().unwrap();
+        assert!(c.entries.values().all(|e| e.compiled.get().is_none()));
+        c.get("cisco_ios").unwrap();
+        let compiled: Vec<&str> = c
+            .entries
+            .iter()
+            .filter(|(_, e)| e.compiled.get().is_some())
+            .map(|(k, _)| k.as_str())
+            .collect();
+        assert_eq!(compiled, vec!["cisco_ios"]);
     }
 }

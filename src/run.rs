@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::audit::{self, AuditLog, Who};
-use crate::catalog::{Catalog, Kind};
+use crate::catalog::{Catalog, CatalogError, Kind};
 use crate::cli::{Cli, Command, Format};
 use crate::config::{Config, Device, TransportKind};
 use crate::error::Error;
@@ -405,7 +405,7 @@ impl Job<'_> {
                     continue;
                 }
             }
-            let platform = self.catalog.get(&d.platform);
+            let platform = self.catalog.get(&d.platform).ok();
             list.push(json!({
                 "name": d.name,
                 "platform": platform.map(|p| p.name.clone()).unwrap_or_else(|| d.platform.clone()),
@@ -573,11 +573,13 @@ fn check(
     if !catalog_only {
         for d in config.devices.values() {
             match catalog.get(&d.platform) {
-                None => problems.push(format!(
+                Err(CatalogError::Unknown { .. }) => problems.push(format!(
                     "devices.{}.platform: unknown platform {:?}",
                     d.name, d.platform
                 )),
-                Some(p) => {
+                // The lint above already reports a platform that does not compile.
+                Err(_) => {}
+                Ok(p) => {
                     if let Err(e) = check_transport_fits(d, p.kind) {
                         problems.push(e.to_string());
                     }
@@ -596,18 +598,18 @@ fn check(
     }
     report.data = json!({
         "problems": problems,
-        "platforms": catalog.platforms().map(|p| p.name.clone()).collect::<Vec<_>>(),
+        "platforms": catalog.names().collect::<Vec<_>>(),
         "devices": if catalog_only { 0 } else { config.devices.len() },
     });
     if problems.is_empty() {
         report.msg = if catalog_only {
-            format!("catalog ok: {} platforms", catalog.platforms().count())
+            format!("catalog ok: {} platforms", catalog.names().count())
         } else {
             format!(
                 "configuration ok: {} devices, {} callers, catalog of {} platforms",
                 config.devices.len(),
                 config.callers.len(),
-                catalog.platforms().count()
+                catalog.names().count()
             )
         };
         Ok(())
@@ -661,7 +663,7 @@ fn table(config_path: &Path) -> Result<String, Error> {
     out.push_str("\n|---|---|---|");
     out.push_str(&"---|".repeat(columns.len()));
     out.push('\n');
-    for p in catalog.platforms() {
+    for p in catalog.platforms()? {
         let kind = if p.kind == Kind::Cli { "cli" } else { "exec" };
         out.push_str(&format!(
             "| `{}` | {kind} | {} |",
