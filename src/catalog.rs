@@ -65,18 +65,24 @@ pub enum Kind {
     Exec,
 }
 
-/// Every template action the driver knows, with the variables each may use.
+/// Every template action the driver knows, with the variables each may use. Wherever
+/// `port` is available, so are `port_type` and `port_number` (the name split before its
+/// first digit: `TenGigabitEthernet1/5` → `TenGigabitEthernet` + `1/5`). In `allowed_set`,
+/// a template that uses `{vlan}` is rendered once per VLAN of the list (for platforms that
+/// configure membership one VLAN at a time).
 pub const ACTIONS: &[(&str, &[&str])] = &[
     ("network_add", &["vlan", "vlan_name"]),
     ("network_delete", &["vlan", "vlan_name"]),
     ("port_enter", &["port"]),
     ("port_exit", &["port"]),
+    ("lag_enter", &["port", "lag", "lag_id"]),
+    ("port_l2", &["port"]),
     ("access_set", &["port", "vlan"]),
     ("access_remove", &["port", "vlan"]),
     ("trunk_mode", &["port"]),
     ("native_set", &["port", "vlan"]),
     ("native_remove", &["port", "vlan"]),
-    ("allowed_set", &["port", "vlans"]),
+    ("allowed_set", &["port", "vlans", "vlan"]),
     ("allowed_add", &["port", "vlan"]),
     ("allowed_remove", &["port", "vlan"]),
     ("port_reset", &["port"]),
@@ -84,7 +90,7 @@ pub const ACTIONS: &[(&str, &[&str])] = &[
     ("disable", &["port"]),
     ("description", &["port", "description"]),
     ("mtu", &["port", "mtu"]),
-    ("lag_create", &["lag", "lag_id", "lacp_mode"]),
+    ("lag_create", &["lag", "lag_id", "lacp_mode", "members"]),
     ("lag_delete", &["lag", "lag_id"]),
     ("lag_member_add", &["port", "lag", "lag_id", "lacp_mode"]),
     ("lag_member_remove", &["port", "lag", "lag_id"]),
@@ -95,8 +101,10 @@ pub const ACTIONS: &[(&str, &[&str])] = &[
     ("unplug", &["port", "bridge"]),
 ];
 
-/// Actions a port-context template runs in (wrapped by `port_enter` / `port_exit`).
+/// Actions a port-context template runs in (wrapped by `port_enter` / `port_exit`, unless
+/// the platform lists them in `own_context`).
 pub const PORT_ACTIONS: &[&str] = &[
+    "port_l2",
     "access_set",
     "access_remove",
     "trunk_mode",
@@ -234,12 +242,53 @@ impl Prompt {
         })
     }
 
+    /// This prompt with its `host` group replaced by the literal `host` pinned at login, or
+    /// `None` when the pattern has no `host` group. A pattern like `[\w.-]+-[^\]]+` cannot
+    /// tell where a dashed host name ends (`[leaf-1-Eth-Trunk7]`); the literal can.
+    pub fn pinned(&self, host: &str) -> Option<Regex> {
+        let start = self.source.find("(?P<host>")?;
+        let end = group_end(&self.source, start)?;
+        let source = format!(
+            "{}(?P<host>{}){}",
+            &self.source[..start],
+            regex::escape(host),
+            &self.source[end + 1..]
+        );
+        Prompt::compile(&source).ok().map(|p| p.regex)
+    }
+
     /// Whether the tail of `text` is this prompt; returns the `host` capture if any.
     pub fn matches<'t>(&self, text: &'t str) -> Option<Option<&'t str>> {
         self.regex
             .captures(text)
             .map(|c| c.name("host").map(|m| m.as_str()))
     }
+}
+
+/// The index of the `)` closing the group that opens at `start` in a regex source,
+/// skipping escapes and character classes.
+fn group_end(source: &str, start: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut class = false;
+    let mut chars = source[start..].char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '[' if !class => class = true,
+            ']' if class => class = false,
+            '(' if !class => depth += 1,
+            ')' if !class => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(start + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// A CLI mode.
@@ -348,6 +397,18 @@ pub struct Platform {
     pub unsupported: BTreeMap<String, String>,
     /// Mode → prompts a real device shows in it (for the lint).
     pub samples: BTreeMap<String, Vec<String>>,
+    /// Port actions whose templates enter their own context (VLAN-centric CLIs such as
+    /// `interface vlan N` / `untagged PORT`): rendered outside the port's block.
+    pub own_context: BTreeSet<String>,
+    /// Whether the native VLAN must also be in a trunk's tagged list (most CLIs); false on
+    /// platforms where a VLAN is either untagged or tagged on a port, never both.
+    pub native_in_allowed: bool,
+    /// `allowed_set` adds to the port's tagged VLANs rather than replacing them (the
+    /// platform has no replace form); the plan carries a warning.
+    pub allowed_set_adds: bool,
+    /// Output lines that mean the intended state already holds (`is already a member`):
+    /// a line whose failure carries one of these counts as done.
+    pub idempotent: Vec<Regex>,
 }
 
 impl Platform {
@@ -475,6 +536,13 @@ struct RawPlatform {
     unsupported: BTreeMap<String, String>,
     #[serde(default)]
     samples: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    own_context: BTreeSet<String>,
+    native_in_allowed: Option<bool>,
+    #[serde(default)]
+    allowed_set_adds: bool,
+    #[serde(default)]
+    idempotent: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -743,6 +811,14 @@ fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
         templates,
         unsupported: r.unsupported.clone(),
         samples: r.samples.clone(),
+        own_context: r.own_context.clone(),
+        native_in_allowed: r.native_in_allowed.unwrap_or(true),
+        allowed_set_adds: r.allowed_set_adds,
+        idempotent: r
+            .idempotent
+            .iter()
+            .map(|s| regex("idempotent", s))
+            .collect::<Result<_, _>>()?,
     })
 }
 
@@ -756,7 +832,8 @@ fn lint_platform(p: &Platform) -> Vec<String> {
         };
         for t in lines {
             for v in t.vars() {
-                if !allowed.contains(&v) {
+                let derived = matches!(v, "port_type" | "port_number") && allowed.contains(&"port");
+                if !allowed.contains(&v) && !derived {
                     out.push(format!(
                         "templates.{action}: variable {{{v}}} is not available here (known: {})",
                         allowed.join(", ")
@@ -782,6 +859,40 @@ fn lint_platform(p: &Platform) -> Vec<String> {
     }
     if p.templates.contains_key("port_exit") && !p.templates.contains_key("port_enter") {
         out.push("port_exit without port_enter".into());
+    }
+    if p.templates.contains_key("lag_enter") && !p.templates.contains_key("port_enter") {
+        out.push("lag_enter without port_enter".into());
+    }
+    for action in &p.own_context {
+        if !PORT_ACTIONS.contains(&action.as_str()) {
+            out.push(format!("own_context.{action}: not a port action"));
+        }
+    }
+    if p.kind == Kind::Exec && p.templates.contains_key("port_enter") {
+        out.push("exec platforms have no port context (port_enter)".into());
+    }
+    // Session lines are sent as written: a {variable} there would be typed literally.
+    for (what, lines) in [
+        ("on_open", &p.on_open),
+        ("commit", &p.commit),
+        ("abort", &p.abort),
+        ("save", &p.save),
+        ("close", &p.close),
+    ] {
+        for l in lines.iter() {
+            if l.contains('{') || l.contains('}') {
+                out.push(format!(
+                    "{what}: {l:?} has a template variable; only templates are rendered"
+                ));
+            }
+        }
+    }
+    for m in &p.modes {
+        for l in m.enter.iter().chain(&m.exit) {
+            if l.contains('{') || l.contains('}') {
+                out.push(format!("mode {}: {l:?} has a template variable", m.name));
+            }
+        }
     }
     let lags = [
         "lag_create",
@@ -999,6 +1110,33 @@ mod tests {
         assert_eq!(p.matches("foo\r\nleaf1# "), Some(Some("leaf1")));
         assert_eq!(p.matches("leaf1#\nmore output"), None);
         assert_eq!(p.matches("text leaf1#"), None);
+    }
+
+    #[test]
+    fn pinned_prompts_know_where_a_dashed_host_ends() {
+        let p = Prompt::compile(r"^\[[~*]?(?P<host>[\w.\-]+)-[^\]\n]+\]").unwrap();
+        // Unpinned, the greedy host swallows part of the interface name.
+        assert_eq!(p.matches("[leaf1-Eth-Trunk7]"), Some(Some("leaf1-Eth")));
+        let pinned = p.pinned("leaf1").unwrap();
+        let host = |r: &Regex, t: &str| {
+            r.captures(t)
+                .and_then(|c| c.name("host").map(|m| m.as_str().to_string()))
+        };
+        assert_eq!(
+            host(&pinned, "[leaf1-Eth-Trunk7]").as_deref(),
+            Some("leaf1")
+        );
+        let dashed = p.pinned("sw-01").unwrap();
+        assert_eq!(host(&dashed, "[~sw-01-GE1/0/5]").as_deref(), Some("sw-01"));
+        assert!(dashed.captures("[sw-02-GE1/0/5]").is_none());
+        // A host full of regex metacharacters is taken literally.
+        let odd = Prompt::compile(r"^(?P<host>[^#\n]+)#")
+            .unwrap()
+            .pinned("a.b(c)")
+            .unwrap();
+        assert!(odd.is_match("a.b(c)#"));
+        assert!(!odd.is_match("aXb(c)#"));
+        assert!(Prompt::compile(r"^\w+#").unwrap().pinned("x").is_none());
     }
 
     #[test]

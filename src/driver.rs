@@ -43,8 +43,22 @@ type Vars = BTreeMap<&'static str, String>;
 enum Block {
     /// Actions outside any port context.
     Global(&'static str, Vars),
-    /// Actions inside one port's context.
-    Port(String, Vec<(&'static str, Vars)>),
+    /// Actions of one port (or, with LAG variables, of a LAG interface).
+    Port {
+        port: String,
+        lag: Option<Vars>,
+        actions: Vec<(&'static str, Vars)>,
+    },
+}
+
+impl Block {
+    fn port(port: String, actions: Vec<(&'static str, Vars)>) -> Block {
+        Block::Port {
+            port,
+            lag: None,
+            actions,
+        }
+    }
 }
 
 /// Builds the plan for a mutating request.
@@ -55,9 +69,9 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
     match req.op {
         Op::AttachPort | Op::DetachPort | Op::UpdatePort | Op::ResetPort => {
             for c in &req.ports {
-                ports.push(Block::Port(
+                ports.push(Block::port(
                     c.port.clone(),
-                    port_actions(req.op, c, device)?,
+                    port_actions(req.op, c, device, platform)?,
                 ));
             }
         }
@@ -87,25 +101,28 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
                 v
             };
             if req.op == Op::UpdateLag {
-                first.push(Block::Global("lag_create", with_mode(base.clone())));
+                let mut create = with_mode(base.clone());
+                create.insert("members", lag.members.join(","));
+                first.push(Block::Global("lag_create", create));
                 for m in &lag.members {
                     let mut v = with_mode(base.clone());
                     v.insert("port", m.clone());
-                    ports.push(Block::Port(m.clone(), vec![("lag_member_add", v)]));
+                    ports.push(Block::port(m.clone(), vec![("lag_member_add", v)]));
                 }
                 if let Some(l2) = &lag.l2 {
                     let mut c = l2.clone();
                     c.port = iface.clone();
-                    ports.push(Block::Port(
-                        iface.clone(),
-                        port_actions(Op::UpdatePort, &c, device)?,
-                    ));
+                    ports.push(Block::Port {
+                        port: iface.clone(),
+                        lag: Some(base.clone()),
+                        actions: port_actions(Op::UpdatePort, &c, device, platform)?,
+                    });
                 }
             } else {
                 for m in &lag.members {
                     let mut v = base.clone();
                     v.insert("port", m.clone());
-                    ports.push(Block::Port(m.clone(), vec![("lag_member_remove", v)]));
+                    ports.push(Block::port(m.clone(), vec![("lag_member_remove", v)]));
                 }
                 last.push(Block::Global("lag_delete", base));
             }
@@ -158,6 +175,7 @@ fn port_actions(
     op: Op,
     c: &PortChange,
     device: &Device,
+    platform: &Platform,
 ) -> Result<Vec<(&'static str, Vars)>, Unsupported> {
     let port = c.port.clone();
     let v = |vlan: Vlan| Vars::from([("port", port.clone()), ("vlan", vlan.to_string())]);
@@ -165,6 +183,11 @@ fn port_actions(
     let idle = c.default_vlan.or(device.default_vlan);
     let shut = device.shut_unused_ports;
     let mut a: Vec<(&'static str, Vars)> = Vec::new();
+    // A port that may be routed (NX-OS, OS9, AOS-CX) is made a switch port before any VLAN
+    // is put on it.
+    if matches!(op, Op::AttachPort | Op::UpdatePort) && platform.supports("port_l2") {
+        a.push(("port_l2", p()));
+    }
     match op {
         Op::AttachPort => {
             let vlan = c
@@ -219,10 +242,17 @@ fn port_actions(
                     if let Some(native) = c.native_vlan {
                         a.push(("native_set", v(native)));
                         // Untagged frames are dropped on most platforms unless the native
-                        // VLAN is also allowed on the trunk.
-                        allowed.insert(native);
+                        // VLAN is also allowed on the trunk; where a VLAN is either
+                        // untagged or tagged on a port, it must not be tagged as well.
+                        if platform.native_in_allowed {
+                            allowed.insert(native);
+                        } else {
+                            allowed = allowed.iter().filter(|x| *x != native).collect();
+                        }
                     }
-                    a.push(("allowed_set", vlans_vars(&port, &allowed)));
+                    if !allowed.is_empty() || platform.native_in_allowed {
+                        a.push(("allowed_set", vlans_vars(&port, &allowed)));
+                    }
                 }
                 Some(PortMode::Hybrid) => {
                     return Err(Unsupported(
@@ -248,7 +278,29 @@ fn port_actions(
             }
         }
         Op::ResetPort => {
-            a.push(("port_reset", p()));
+            if platform.supports("port_reset") || !platform.unsupported.contains_key("port_reset") {
+                a.push(("port_reset", p()));
+            } else {
+                // Platforms that configure membership per VLAN cannot clear a port
+                // wholesale: remove the VLANs the request names.
+                let tagged = c.allowed_vlans.clone().unwrap_or_default();
+                if tagged.is_empty() && c.native_vlan.is_none() {
+                    return Err(Unsupported(format!(
+                        "reset_port on {} needs native_vlan and/or allowed_vlans: {}",
+                        platform.name,
+                        platform
+                            .unsupported
+                            .get("port_reset")
+                            .map_or("", String::as_str)
+                    )));
+                }
+                for vlan in tagged.iter() {
+                    a.push(("allowed_remove", v(vlan)));
+                }
+                if let Some(native) = c.native_vlan {
+                    a.push(("native_remove", v(native)));
+                }
+            }
             if let Some(idle) = idle {
                 a.push(("access_set", v(idle)));
             }
@@ -315,18 +367,50 @@ fn lag_interface(platform: &Platform, lag: &LagSpec) -> Result<(String, String),
 fn render_block(platform: &Platform, block: &Block, out: &mut Plan) -> Result<(), Unsupported> {
     match block {
         Block::Global(action, vars) => render_action(platform, action, vars, out),
-        Block::Port(port, actions) => {
-            let pv = Vars::from([("port", port.clone())]);
-            let wrap = platform.supports("port_enter");
-            if wrap {
-                render_action(platform, "port_enter", &pv, out)?;
-            }
+        Block::Port { port, lag, actions } => {
+            // One block per port however many actions it needs (NGS typed `interface X`
+            // again for every action). Actions that enter their own context (VLAN-centric
+            // CLIs) are rendered in order around it; the port's block sits where its first
+            // port-context action is.
+            let mut own = Plan::default();
+            let mut inner = Plan::default();
+            let mut at: Option<usize> = None;
             for (action, vars) in actions {
                 debug_assert!(PORT_ACTIONS.contains(action));
-                render_action(platform, action, vars, out)?;
+                if platform.own_context.contains(*action) {
+                    render_action(platform, action, vars, &mut own)?;
+                } else {
+                    at.get_or_insert(own.lines.len());
+                    render_action(platform, action, vars, &mut inner)?;
+                }
             }
-            if wrap && platform.supports("port_exit") {
-                render_action(platform, "port_exit", &pv, out)?;
+            let mut block = Plan::default();
+            let pv = Vars::from([("port", port.clone())]);
+            if !inner.lines.is_empty() && platform.supports("port_enter") {
+                match lag {
+                    Some(lv) if platform.supports("lag_enter") => {
+                        let mut v = lv.clone();
+                        v.insert("port", port.clone());
+                        render_action(platform, "lag_enter", &v, &mut block)?;
+                    }
+                    _ => render_action(platform, "port_enter", &pv, &mut block)?,
+                }
+                block.lines.append(&mut inner.lines);
+                if platform.supports("port_exit") {
+                    render_action(platform, "port_exit", &pv, &mut block)?;
+                }
+            } else {
+                block.lines.append(&mut inner.lines);
+            }
+            let at = at.unwrap_or(own.lines.len());
+            let tail = own.lines.split_off(at);
+            out.lines.extend(own.lines);
+            out.lines.extend(block.lines);
+            out.lines.extend(tail);
+            for w in own.warnings.into_iter().chain(inner.warnings) {
+                if !out.warnings.contains(&w) {
+                    out.warnings.push(w);
+                }
             }
             Ok(())
         }
@@ -340,14 +424,48 @@ fn render_action(
     out: &mut Plan,
 ) -> Result<(), Unsupported> {
     let templates = platform.template(action).map_err(Unsupported)?;
-    for t in templates {
-        out.lines.push(render_line(platform, t, vars)?);
+    if action == "allowed_set" && platform.allowed_set_adds {
+        let w = format!(
+            "on {} allowed_vlans adds to the VLANs already tagged on the port (the platform has no replace form); reset_port removes others",
+            platform.name
+        );
+        if !out.warnings.contains(&w) {
+            out.warnings.push(w);
+        }
+    }
+    let per_vlan =
+        !vars.contains_key("vlan") && templates.iter().any(|t| t.vars().any(|v| v == "vlan"));
+    match vars.get("vlans").filter(|_| per_vlan) {
+        // Membership configured one VLAN at a time: the whole template per VLAN.
+        Some(list) => {
+            let set = VlanSet::parse(list)
+                .map_err(|e| Unsupported(format!("VLAN list {list:?}: {e}")))?;
+            for vlan in set.iter() {
+                let mut v = vars.clone();
+                v.insert("vlan", vlan.to_string());
+                for t in templates {
+                    out.lines.push(render_line(platform, t, &v)?);
+                }
+            }
+        }
+        None => {
+            for t in templates {
+                out.lines.push(render_line(platform, t, vars)?);
+            }
+        }
     }
     Ok(())
 }
 
 fn lookup<'a>(platform: &'a Platform, vars: &'a Vars) -> impl Fn(&str) -> Option<String> + 'a {
     move |name: &str| {
+        if let (Some(port), "port_type" | "port_number") = (vars.get("port"), name) {
+            let split = port
+                .find(|c: char| c.is_ascii_digit())
+                .unwrap_or(port.len());
+            let (kind, number) = port.split_at(split);
+            return Some(if name == "port_type" { kind } else { number }.to_string());
+        }
         let value = vars.get(name)?;
         if name == "vlans" {
             // Re-render the VLAN list in the platform's style.

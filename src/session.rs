@@ -293,6 +293,9 @@ struct CliSession<'a> {
     settings: &'a Settings,
     /// Host name pinned from the login prompt.
     host: Option<String>,
+    /// Each mode's prompt with the pinned host written in literally (`None`: the mode's
+    /// prompt has no `host` group).
+    pinned: Vec<Option<regex::Regex>>,
     mode: String,
     transcript: Transcript,
 }
@@ -312,6 +315,7 @@ impl<'a> CliSession<'a> {
             platform,
             settings,
             host: None,
+            pinned: Vec::new(),
             mode: String::new(),
             transcript: Transcript::default(),
         }
@@ -431,10 +435,12 @@ impl<'a> CliSession<'a> {
             });
         }
         if let Some(ind) = find_indicator(&self.platform.failures, &output) {
-            return Err(SessionError::Rejected {
-                line: line.to_string(),
-                indicator: ind,
-            });
+            if find_indicator(&self.platform.idempotent, &output).is_none() {
+                return Err(SessionError::Rejected {
+                    line: line.to_string(),
+                    indicator: ind,
+                });
+            }
         }
         Ok(output)
     }
@@ -493,6 +499,9 @@ impl<'a> CliSession<'a> {
                 let tail = &text[tail_start..];
                 if let Some((mode, host, at)) = self.match_prompt(tail) {
                     if self.host.is_none() {
+                        if let Some(h) = &host {
+                            self.pinned = p.modes.iter().map(|m| m.prompt.pinned(h)).collect();
+                        }
                         self.host = host;
                     }
                     self.mode = mode;
@@ -572,8 +581,13 @@ impl<'a> CliSession<'a> {
     /// The mode whose prompt ends `tail` (respecting the pinned host), with the host
     /// capture and where the prompt starts in `tail`.
     fn match_prompt(&self, tail: &str) -> Option<(String, Option<String>, usize)> {
-        for m in &self.platform.modes {
-            if let Some(caps) = m.prompt.regex.captures(tail) {
+        for (i, m) in self.platform.modes.iter().enumerate() {
+            let regex = self
+                .pinned
+                .get(i)
+                .and_then(Option::as_ref)
+                .unwrap_or(&m.prompt.regex);
+            if let Some(caps) = regex.captures(tail) {
                 let host = caps.name("host").map(|h| h.as_str().to_string());
                 if let (Some(pinned), Some(h)) = (&self.host, &host) {
                     if pinned != h {
@@ -698,7 +712,8 @@ impl ExecSession<'_> {
                 indicator: ind,
             });
         }
-        if out.status != 0 {
+        let already = find_indicator(&self.platform.idempotent, &shown).is_some();
+        if out.status != 0 && !already {
             let why = shown
                 .lines()
                 .rev()
@@ -719,7 +734,7 @@ impl ExecSession<'_> {
                 ),
             });
         }
-        if let Some(ind) = find_indicator(&self.platform.failures, &shown) {
+        if let Some(ind) = find_indicator(&self.platform.failures, &shown).filter(|_| !already) {
             return Err(SessionError::Rejected {
                 line: line.text.clone(),
                 indicator: ind,
