@@ -67,7 +67,8 @@ pub enum Kind {
 
 /// Every template action the driver knows, with the variables each may use. Wherever
 /// `port` is available, so are `port_type` and `port_number` (the name split before its
-/// first digit: `TenGigabitEthernet1/5` → `TenGigabitEthernet` + `1/5`). In `allowed_set`,
+/// first digit: `TenGigabitEthernet1/5` → `TenGigabitEthernet` + `1/5`) and `noun` (the
+/// platform's `nouns.lag` when the port is the request's LAG interface, else `nouns.port`). In `allowed_set`,
 /// a template that uses `{vlan}` is rendered once per VLAN of the list (for platforms that
 /// configure membership one VLAN at a time).
 pub const ACTIONS: &[(&str, &[&str])] = &[
@@ -409,6 +410,9 @@ pub struct Platform {
     /// Output lines that mean the intended state already holds (`is already a member`):
     /// a line whose failure carries one of these counts as done.
     pub idempotent: Vec<Regex>,
+    /// `{noun}` for a physical port (`port`) and for a LAG interface (`lag`), on platforms
+    /// whose commands name the object kind (NCLU `net add interface X` / `net add bond X`).
+    pub nouns: BTreeMap<String, String>,
 }
 
 impl Platform {
@@ -543,6 +547,8 @@ struct RawPlatform {
     allowed_set_adds: bool,
     #[serde(default)]
     idempotent: Vec<String>,
+    #[serde(default)]
+    nouns: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -819,6 +825,7 @@ fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
             .iter()
             .map(|s| regex("idempotent", s))
             .collect::<Result<_, _>>()?,
+        nouns: r.nouns.clone(),
     })
 }
 
@@ -832,7 +839,8 @@ fn lint_platform(p: &Platform) -> Vec<String> {
         };
         for t in lines {
             for v in t.vars() {
-                let derived = matches!(v, "port_type" | "port_number") && allowed.contains(&"port");
+                let derived =
+                    matches!(v, "port_type" | "port_number" | "noun") && allowed.contains(&"port");
                 if !allowed.contains(&v) && !derived {
                     out.push(format!(
                         "templates.{action}: variable {{{v}}} is not available here (known: {})",
@@ -916,6 +924,14 @@ fn lint_platform(p: &Platform) -> Vec<String> {
             ));
         }
     }
+    let uses_noun = p
+        .templates
+        .values()
+        .flatten()
+        .any(|t| t.vars().any(|v| v == "noun"));
+    if uses_noun && !(p.nouns.contains_key("port") && p.nouns.contains_key("lag")) {
+        out.push("templates use {noun} but nouns lacks \"port\" or \"lag\"".into());
+    }
     if p.network_types.is_empty() {
         out.push("network_types is empty".into());
     }
@@ -982,21 +998,28 @@ fn lint_modes(p: &Platform) -> Vec<String> {
             out.push(format!("mode {}: no way back to {}", m.name, p.save_mode));
         }
     }
-    // Sample prompts: each matches its own mode and no other.
+    // Sample prompts: each matches its own mode and no other. As in a session, the host
+    // name the sample shows is pinned before the other modes are tried.
     for (mode, samples) in &p.samples {
         let Some(own) = p.mode(mode) else {
             out.push(format!("samples.{mode}: not a mode"));
             continue;
         };
         for s in samples {
-            if own.prompt.matches(s).is_none() {
+            let host = own.prompt.matches(s);
+            if host.is_none() {
                 out.push(format!(
                     "samples.{mode}: {s:?} does not match {:?}",
                     own.prompt.source
                 ));
             }
             for other in p.modes.iter().filter(|o| o.name != *mode) {
-                if other.prompt.matches(s).is_some() {
+                let pinned = host.flatten().and_then(|h| other.prompt.pinned(h));
+                let hit = match &pinned {
+                    Some(r) => r.is_match(s),
+                    None => other.prompt.matches(s).is_some(),
+                };
+                if hit {
                     out.push(format!(
                         "samples.{mode}: {s:?} also matches mode {}",
                         other.name

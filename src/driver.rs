@@ -93,6 +93,12 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
                 .lag
                 .as_ref()
                 .ok_or_else(|| Unsupported("no lag".into()))?;
+            let first_action = if req.op == Op::UpdateLag {
+                "lag_create"
+            } else {
+                "lag_delete"
+            };
+            platform.template(first_action).map_err(Unsupported)?;
             let (iface, id) = lag_interface(platform, lag)?;
             let mode_kw = lacp_keyword(platform, lag.aggregation);
             let base = Vars::from([("lag", iface.clone()), ("lag_id", id.clone())]);
@@ -375,13 +381,20 @@ fn render_block(platform: &Platform, block: &Block, out: &mut Plan) -> Result<()
             let mut own = Plan::default();
             let mut inner = Plan::default();
             let mut at: Option<usize> = None;
+            let noun = platform
+                .nouns
+                .get(if lag.is_some() { "lag" } else { "port" });
             for (action, vars) in actions {
                 debug_assert!(PORT_ACTIONS.contains(action));
+                let mut vars = vars.clone();
+                if let Some(n) = noun {
+                    vars.insert("noun", n.clone());
+                }
                 if platform.own_context.contains(*action) {
-                    render_action(platform, action, vars, &mut own)?;
+                    render_action(platform, action, &vars, &mut own)?;
                 } else {
                     at.get_or_insert(own.lines.len());
-                    render_action(platform, action, vars, &mut inner)?;
+                    render_action(platform, action, &vars, &mut inner)?;
                 }
             }
             let mut block = Plan::default();
@@ -486,7 +499,11 @@ fn render_line(platform: &Platform, t: &Template, vars: &Vars) -> Result<Line, U
     };
     let text = t.render(&look).map_err(unknown)?;
     match platform.kind {
-        Kind::Cli => Ok(Line { text, argv: None }),
+        // An empty optional value (a LAG mode keyword) leaves no trailing blank.
+        Kind::Cli => Ok(Line {
+            text: text.trim_end().to_string(),
+            argv: None,
+        }),
         Kind::Exec => {
             // Tokenise the template, not the rendered text: a value with a space stays one
             // argument, and no value can add an argument or reach a shell unquoted.
