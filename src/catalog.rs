@@ -407,6 +407,10 @@ pub struct Platform {
     /// `allowed_set` adds to the port's tagged VLANs rather than replacing them (the
     /// platform has no replace form); the plan carries a warning.
     pub allowed_set_adds: bool,
+    /// A port has one untagged VLAN, which is both the access VLAN and a trunk's native
+    /// VLAN (OS10, Onyx hybrid ports): removing "the access VLAN" would also remove a
+    /// trunk's native VLAN, so adding a tagged VLAN leaves it alone.
+    pub native_is_access: bool,
     /// Output lines that mean the intended state already holds (`is already a member`):
     /// a line whose failure carries one of these counts as done.
     pub idempotent: Vec<Regex>,
@@ -545,6 +549,8 @@ struct RawPlatform {
     native_in_allowed: Option<bool>,
     #[serde(default)]
     allowed_set_adds: bool,
+    #[serde(default)]
+    native_is_access: bool,
     #[serde(default)]
     idempotent: Vec<String>,
     #[serde(default)]
@@ -820,6 +826,7 @@ fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
         own_context: r.own_context.clone(),
         native_in_allowed: r.native_in_allowed.unwrap_or(true),
         allowed_set_adds: r.allowed_set_adds,
+        native_is_access: r.native_is_access,
         idempotent: r
             .idempotent
             .iter()

@@ -66,12 +66,13 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
     let mut first: Vec<Block> = Vec::new();
     let mut ports: Vec<Block> = Vec::new();
     let mut last: Vec<Block> = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
     match req.op {
         Op::AttachPort | Op::DetachPort | Op::UpdatePort | Op::ResetPort => {
             for c in &req.ports {
                 ports.push(Block::port(
                     c.port.clone(),
-                    port_actions(req.op, c, device, platform)?,
+                    port_actions(req.op, c, device, platform, &mut warnings)?,
                 ));
             }
         }
@@ -121,7 +122,7 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
                     ports.push(Block::Port {
                         port: iface.clone(),
                         lag: Some(base.clone()),
-                        actions: port_actions(Op::UpdatePort, &c, device, platform)?,
+                        actions: port_actions(Op::UpdatePort, &c, device, platform, &mut warnings)?,
                     });
                 }
             } else {
@@ -169,7 +170,10 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
         }
     }
 
-    let mut out = Plan::default();
+    let mut out = Plan {
+        warnings,
+        ..Plan::default()
+    };
     for block in first.iter().chain(&ports).chain(&last) {
         render_block(platform, block, &mut out)?;
     }
@@ -182,6 +186,7 @@ fn port_actions(
     c: &PortChange,
     device: &Device,
     platform: &Platform,
+    warnings: &mut Vec<String>,
 ) -> Result<Vec<(&'static str, Vars)>, Unsupported> {
     let port = c.port.clone();
     let v = |vlan: Vlan| Vars::from([("port", port.clone()), ("vlan", vlan.to_string())]);
@@ -199,10 +204,16 @@ fn port_actions(
             let vlan = c
                 .vlan
                 .ok_or_else(|| Unsupported("attach_port needs a vlan".into()))?;
-            if let Some(idle) = idle.filter(|i| *i != vlan) {
-                a.push(("access_remove", v(idle)));
+            let trunk = c.mode == Some(PortMode::Trunk);
+            match idle.filter(|i| *i != vlan) {
+                Some(idle) if trunk && platform.native_is_access => warnings.push(format!(
+                    "on {} the idle VLAN {idle} is the port's untagged VLAN, which a trunk uses as its native VLAN: it was left in place; declare the trunk with update_port to set or clear it",
+                    platform.name
+                )),
+                Some(idle) => a.push(("access_remove", v(idle))),
+                None => {}
             }
-            if c.mode == Some(PortMode::Trunk) {
+            if trunk {
                 a.push(("trunk_mode", p()));
                 a.push(("allowed_add", v(vlan)));
             } else {
@@ -393,8 +404,11 @@ fn render_block(platform: &Platform, block: &Block, out: &mut Plan) -> Result<()
                 if platform.own_context.contains(*action) {
                     render_action(platform, action, &vars, &mut own)?;
                 } else {
-                    at.get_or_insert(own.lines.len());
+                    let before = inner.lines.len();
                     render_action(platform, action, &vars, &mut inner)?;
+                    if inner.lines.len() > before {
+                        at.get_or_insert(own.lines.len());
+                    }
                 }
             }
             let mut block = Plan::default();

@@ -47,6 +47,20 @@ const OPS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "update_trunk_native_only",
+        &[
+            "update-port",
+            "--port",
+            "{port}",
+            "--mode",
+            "trunk",
+            "--native-vlan",
+            "110",
+            "--allowed-vlans",
+            "120,130-133",
+        ],
+    ),
+    (
         "detach_trunk",
         &[
             "detach-port",
@@ -132,6 +146,9 @@ fn plans(platform: &str, port: &str, port2: &str) -> String {
         if r.code == 0 {
             for l in r.inputs() {
                 out.push_str(&format!("{l}\n"));
+            }
+            for w in r.json()["warnings"].as_array().into_iter().flatten() {
+                out.push_str(&format!("# warning: {}\n", w.as_str().unwrap_or_default()));
             }
         } else {
             out.push_str(&format!(
