@@ -622,65 +622,12 @@ fn check(
     }
 }
 
-/// The supported-operations table (Markdown), generated from the catalog.
+/// The supported-platforms table (Markdown), generated from the catalog (built-in plus the
+/// config's plugins.d when a configuration is readable).
 fn table(config_path: &Path) -> Result<String, Error> {
     let catalog = match Config::load(config_path) {
         Ok(c) => Catalog::load(&c.plugins_dir)?,
         Err(_) => Catalog::builtin()?,
     };
-    let columns: [(&str, &[&str]); 9] = [
-        ("attach/detach access", &["access_set", "access_remove"]),
-        (
-            "trunk + native",
-            &[
-                "trunk_mode",
-                "native_set",
-                "allowed_set",
-                "allowed_add",
-                "allowed_remove",
-            ],
-        ),
-        ("reset", &["port_reset"]),
-        ("networks", &["network_add", "network_delete"]),
-        ("enable/disable", &["enable", "disable"]),
-        ("description", &["description"]),
-        ("MTU", &["mtu"]),
-        (
-            "LAG",
-            &[
-                "lag_create",
-                "lag_delete",
-                "lag_member_add",
-                "lag_member_remove",
-            ],
-        ),
-        ("OVS plug", &["plug", "unplug"]),
-    ];
-    let mut out = String::from("| platform | kind | aliases |");
-    for (name, _) in &columns {
-        out.push_str(&format!(" {name} |"));
-    }
-    out.push_str("\n|---|---|---|");
-    out.push_str(&"---|".repeat(columns.len()));
-    out.push('\n');
-    for p in catalog.platforms()? {
-        let kind = if p.kind == Kind::Cli { "cli" } else { "exec" };
-        out.push_str(&format!(
-            "| `{}` | {kind} | {} |",
-            p.name,
-            p.aliases.join(", ")
-        ));
-        for (_, actions) in &columns {
-            let all = actions.iter().all(|a| p.supports(a));
-            out.push_str(if all {
-                " yes |"
-            } else if actions.iter().any(|a| p.supports(a)) {
-                " partial |"
-            } else {
-                " — |"
-            });
-        }
-        out.push('\n');
-    }
-    Ok(out)
+    Ok(catalog.table()?)
 }
