@@ -1240,6 +1240,41 @@ mod tests {
     }
 
     #[test]
+    fn lint_catches_escape_hatch_misuse() {
+        let text = MINI
+            .replace(
+                "save_mode = \"exec\"",
+                "save_mode = \"exec\"\nown_context = [\"network_add\"]\non_open = [\"terminal length {vlan}\"]",
+            )
+            .replace(
+                "[platforms.mini.templates]",
+                "[platforms.mini.templates]\ndisable = [\"net add {noun} {port} link down\"]",
+            )
+            .replace("enable = [\"no shutdown {vlan}\"]", "enable = [\"no shutdown\"]");
+        let mut c = Catalog::default();
+        c.add_text("test", &text).unwrap();
+        let problems = c.lint().join("\n");
+        for want in [
+            "own_context.network_add: not a port action",
+            "on_open: \"terminal length {vlan}\" has a template variable",
+            "templates use {noun} but nouns lacks",
+        ] {
+            assert!(problems.contains(want), "{want}: {problems}");
+        }
+    }
+
+    #[test]
+    fn builtin_platforms_all_have_failure_indicators_and_samples() {
+        let c = Catalog::builtin().unwrap();
+        for p in c.platforms().unwrap() {
+            if p.kind == Kind::Cli {
+                assert!(!p.failures.is_empty(), "{}: no failure indicators", p.name);
+                assert!(!p.samples.is_empty(), "{}: no sample prompts", p.name);
+            }
+        }
+    }
+
+    #[test]
     fn lint_catches_unreachable_modes_and_ambiguous_samples() {
         let text = MINI.replace("enter = [\"conf t\"]", "").replace(
             "config = [\"sw1(config)#\"]",

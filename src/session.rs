@@ -1002,6 +1002,92 @@ mod tests {
         }
     }
 
+    /// `[sw-1-Eth-Trunk7]`: with a greedy host group the host would read `sw-1-Eth`, not
+    /// the `sw-1` pinned at login, and the prompt would never be recognised.
+    #[test]
+    fn dashed_host_and_interface_names_do_not_split_vrp_prompts() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("huawei").unwrap();
+        let plan = Plan {
+            lines: ["interface Eth-Trunk7", "mode lacp", "quit"]
+                .iter()
+                .map(|t| Line {
+                    text: t.to_string(),
+                    argv: None,
+                })
+                .collect(),
+            warnings: vec![],
+        };
+        let replies = [
+            "screen-length 0 temporary\r\nInfo: The configuration takes effect on the current user terminal interface only.\r\n<sw-1>",
+            "system-view\r\nEnter system view, return user view with Ctrl+Z.\r\n[sw-1]",
+            "interface Eth-Trunk7\r\n[sw-1-Eth-Trunk7]",
+            "mode lacp\r\n[sw-1-Eth-Trunk7]",
+            "quit\r\n[sw-1]",
+            "return\r\n<sw-1>",
+            "save\r\n  The current configuration will be written to the device.\r\n  Are you sure to continue?[Y/N]:",
+            "y\r\n  Save the configuration successfully.\r\n<sw-1>",
+            "",
+        ];
+        for chunk in [1, 3, 4096] {
+            let replay = Replay::new("\r\n<sw-1>", &replies, chunk);
+            let (t, r) = run(
+                Connection::Shell(Box::new(replay)),
+                p,
+                &plan,
+                &settings(true, None),
+            );
+            r.unwrap_or_else(|e| panic!("chunk {chunk}: {e}"));
+            let sent: Vec<String> = t.commands.iter().map(|c| c.input.clone()).collect();
+            let scripted: Vec<String> =
+                script(p, &plan, true).into_iter().map(|(_, l)| l).collect();
+            assert_eq!(sent, scripted, "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn srl_two_line_prompt_and_commit_on_leaving_the_candidate() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("nokia_srl").unwrap();
+        let plan = Plan {
+            lines: vec![Line {
+                text: "set / interface ethernet-1/5 admin-state enable".into(),
+                argv: None,
+            }],
+            warnings: vec![],
+        };
+        let running = "--{ running }--[  ]--\r\nA:leaf1# ";
+        let cand = "--{ candidate private private-admin }--[  ]--\r\nA:leaf1# ";
+        let replies = [
+            format!("enter candidate private\r\n{cand}"),
+            "set / interface ethernet-1/5 admin-state enable\r\n--{ +* candidate private private-admin }--[  ]--\r\nA:leaf1# ".to_string(),
+            format!("commit now\r\nAll changes have been committed. Leaving candidate mode.\r\n{running}"),
+            String::new(),
+        ];
+        let replies: Vec<&str> = replies.iter().map(String::as_str).collect();
+        for chunk in [1, 7, 4096] {
+            let replay = Replay::new(&format!("Welcome\r\n{running}"), &replies, chunk);
+            let (t, r) = run(
+                Connection::Shell(Box::new(replay)),
+                p,
+                &plan,
+                &settings(false, None),
+            );
+            r.unwrap_or_else(|e| panic!("chunk {chunk}: {e}"));
+            let sent: Vec<String> = t.commands.iter().map(|c| c.input.clone()).collect();
+            assert_eq!(
+                sent,
+                vec![
+                    "enter candidate private",
+                    "set / interface ethernet-1/5 admin-state enable",
+                    "commit now",
+                    "quit"
+                ],
+                "chunk {chunk}"
+            );
+        }
+    }
+
     #[test]
     fn cleaner_strips_ansi_cr_and_backspaces() {
         let mut c = Cleaner::default();
