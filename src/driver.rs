@@ -177,6 +177,15 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
     for block in first.iter().chain(&ports).chain(&last) {
         render_block(platform, block, &mut out)?;
     }
+    if out.lines.is_empty() {
+        // Supported, but nothing to type (OVS has no VLAN objects): say so rather than
+        // report a change that did not happen.
+        out.warnings.push(format!(
+            "{} needs no configuration lines on {}",
+            req.op.name(),
+            platform.name
+        ));
+    }
     Ok(out)
 }
 
