@@ -281,9 +281,21 @@ fn port_actions(
                     }
                 }
                 Some(PortMode::Hybrid) => {
-                    return Err(Unsupported(
-                        "hybrid ports are not supported on this platform yet".into(),
-                    ))
+                    // VRP-style hybrid ports: an untagged PVID plus tagged VLANs, without
+                    // trunk semantics. Optional: platforms without it refuse with 65.
+                    platform.template("hybrid_mode").map_err(Unsupported)?;
+                    if let Some(idle) = idle {
+                        a.push(("access_remove", v(idle)));
+                    }
+                    a.push(("hybrid_mode", p()));
+                    let mut tagged = c.allowed_vlans.clone().unwrap_or_default();
+                    if let Some(native) = c.native_vlan {
+                        a.push(("hybrid_native_set", v(native)));
+                        tagged = tagged.iter().filter(|x| *x != native).collect();
+                    }
+                    if !tagged.is_empty() {
+                        a.push(("hybrid_allowed_set", vlans_vars(&port, &tagged)));
+                    }
                 }
                 None => return Err(Unsupported("update_port needs a mode".into())),
             }

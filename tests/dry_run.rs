@@ -61,6 +61,20 @@ const OPS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "update_hybrid",
+        &[
+            "update-port",
+            "--port",
+            "{port}",
+            "--mode",
+            "hybrid",
+            "--native-vlan",
+            "110",
+            "--allowed-vlans",
+            "120,130-133",
+        ],
+    ),
+    (
         "detach_trunk",
         &[
             "detach-port",

@@ -408,3 +408,67 @@ platforms! {
         ..spec("supermicro_smis", ["Gi0/5", "Gi0/6", "Gi0/7"])
     };
 }
+
+/// VRP hybrid ports: an untagged PVID and tagged VLANs without trunk semantics.
+#[test]
+fn huawei_hybrid_ports() {
+    for (platform, port) in [
+        ("huawei", "GigabitEthernet0/0/5"),
+        ("huawei_vrpv8", "GE1/0/5"),
+    ] {
+        let s = spec(platform, [port, port, port]);
+        let lab = lab(&s, "");
+        for v in ["10", "110", "120", "130"] {
+            run(&lab, &["add-network", "--vlan", v]);
+        }
+        run(&lab, &["attach-port", "--port", port, "--vlan", "120"]);
+        run(
+            &lab,
+            &[
+                "update-port",
+                "--port",
+                port,
+                "--mode",
+                "hybrid",
+                "--native-vlan",
+                "110",
+                "--allowed-vlans",
+                "110,120,130",
+            ],
+        );
+        let p = &running(&lab)["ports"][port];
+        assert_eq!(p["mode"], "hybrid", "{platform}: {p}");
+        assert_eq!(p["native_vlan"], 110, "{platform}: {p}");
+        assert_eq!(
+            vlans_of(&p["allowed_vlans"]),
+            vec![120, 130],
+            "{platform}: {p}"
+        );
+    }
+    // Platforms without hybrid ports refuse before contacting the device.
+    let s = spec("cisco_ios", IOS3);
+    let lab = lab(&s, "");
+    let r = lab
+        .mercury([
+            "update-port",
+            "--port",
+            IOS3[0],
+            "--mode",
+            "hybrid",
+            "--native-vlan",
+            "110",
+            "--device",
+            "leaf",
+            "--reason",
+            "e2e",
+        ])
+        .run();
+    let v = r.expect(65);
+    assert!(
+        v["msg"]
+            .as_str()
+            .unwrap()
+            .contains("hybrid_mode is not supported on cisco_ios"),
+        "{v}"
+    );
+}
