@@ -759,7 +759,7 @@ impl Catalog {
     /// keeps it current).
     pub fn table(&self) -> Result<String, CatalogError> {
         let platforms = self.platforms()?;
-        let mut out = String::from("| platform | NGS `device_type` | kind |");
+        let mut out = String::from("| platform | NGS name (alias) | kind |");
         for (name, _) in TABLE_COLUMNS {
             out.push_str(&format!(" {name} |"));
         }

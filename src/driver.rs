@@ -63,6 +63,10 @@ impl Block {
 
 /// Builds the plan for a mutating request.
 pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan, Unsupported> {
+    if crate::ovs::handles(platform) {
+        // One ovs-vsctl transaction per request: see `ovs`.
+        return crate::ovs::prepare(req, device, platform).map(|p| p.dry_plan());
+    }
     let mut first: Vec<Block> = Vec::new();
     let mut ports: Vec<Block> = Vec::new();
     let mut last: Vec<Block> = Vec::new();

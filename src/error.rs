@@ -28,6 +28,9 @@ pub enum Error {
     /// Device lock.
     #[error(transparent)]
     Lock(#[from] crate::lock::LockError),
+    /// Request coalescing (a relayed result, or a holder that went away).
+    #[error(transparent)]
+    Spool(#[from] crate::spool::SpoolError),
     /// Audit log.
     #[error(transparent)]
     Audit(#[from] crate::audit::AuditError),
@@ -71,20 +74,21 @@ impl Error {
                 ExitKind::Config
             }
             Error::Denied(_) => ExitKind::NotPermitted,
-            Error::Lock(crate::lock::LockError::Timeout { .. }) => ExitKind::Temporary,
-            Error::Lock(crate::lock::LockError::Io { .. }) => ExitKind::Config,
+            Error::Lock(l) => l.kind(),
+            Error::Spool(s) => s.kind(),
             Error::Session(s) => session_kind(s),
             Error::Internal(_) => ExitKind::Internal,
         }
     }
 }
 
-fn session_kind(e: &SessionError) -> ExitKind {
+/// The exit kind of a session failure (also used to relay a coalesced request's result).
+pub fn session_kind(e: &SessionError) -> ExitKind {
     match e {
         SessionError::Rejected { .. } => ExitKind::DeviceRejected,
         SessionError::Busy { .. } | SessionError::Timeout { .. } => ExitKind::Temporary,
         SessionError::Closed { .. } => ExitKind::Unreachable,
-        SessionError::UnexpectedMode { .. } => ExitKind::Protocol,
+        SessionError::UnexpectedMode { .. } | SessionError::Unparsable { .. } => ExitKind::Protocol,
         SessionError::NoSecret { .. } => ExitKind::Config,
         SessionError::SecretRefused => ExitKind::NotPermitted,
         SessionError::Transport(t) => match t {

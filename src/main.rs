@@ -17,8 +17,15 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             _ => {
+                // The full clap message (usage, hints) goes to stderr; the JSON result
+                // carries its first line.
                 eprintln!("{}", e.render());
-                mercury::run::usage_error(&e.to_string(), None)
+                let text = e.to_string();
+                let first = text
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("usage error");
+                mercury::run::usage_error(first, None)
             }
         },
     };

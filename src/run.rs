@@ -14,12 +14,13 @@ use crate::config::{Config, Device, TransportKind};
 use crate::error::Error;
 use crate::exit::ExitKind;
 use crate::forced::{self, Forced};
-use crate::lock::{self, Holder};
+use crate::lock::{self, DeviceLock, Holder, LockError};
 use crate::policy::{self, Scope};
 use crate::report::Report;
 use crate::request::{Op, RawRequest, Request, RequestError};
-use crate::session::{self, CommandRecord, Settings};
-use crate::{driver, timefmt, transport};
+use crate::session::{self, CommandRecord, Segment, Session, Settings, Transcript};
+use crate::spool::{self, Answer, Claim, Entry, HolderRef, Spool, SpoolError, Waited};
+use crate::{driver, ovs, timefmt, transport};
 
 /// Largest JSON request read from stdin or a file.
 pub const MAX_REQUEST_BYTES: u64 = 1024 * 1024;
@@ -210,6 +211,8 @@ fn execute(cli: &Cli, report: &mut Report) -> Result<(), Error> {
         report,
         audit: None,
         started_written: false,
+        device_contacted: false,
+        how_extra: serde_json::Map::new(),
         what: json!({"op": raw.op}),
         why: json!({}),
     };
@@ -271,8 +274,61 @@ struct Job<'a> {
     report: &'a mut Report,
     audit: Option<AuditLog>,
     started_written: bool,
+    /// Lines were (or may have been) sent to the device for this request.
+    device_contacted: bool,
+    /// Extra keys for the finished record's `how` (coalescing).
+    how_extra: serde_json::Map<String, serde_json::Value>,
     what: serde_json::Value,
     why: serde_json::Value,
+}
+
+/// The lock slots of one device, for one request.
+struct Locks<'l> {
+    settings: &'l crate::config::LockSettings,
+    dir: &'l Path,
+    device: &'l str,
+    slots: u32,
+    holder: &'l Holder,
+}
+
+impl Locks<'_> {
+    fn try_acquire(&self) -> Result<Option<DeviceLock>, Error> {
+        Ok(lock::try_acquire(
+            self.dir,
+            self.device,
+            self.slots,
+            self.holder,
+        )?)
+    }
+
+    fn acquire(&self, deadline: Instant) -> Result<DeviceLock, Error> {
+        Ok(lock::acquire(
+            self.dir,
+            self.device,
+            self.slots,
+            deadline.saturating_duration_since(Instant::now()),
+            self.holder,
+        )?)
+    }
+
+    fn complete(&self, local: DeviceLock, deadline: Instant) -> Result<lock::Held, Error> {
+        Ok(lock::complete(
+            self.settings,
+            local,
+            self.device,
+            self.slots,
+            self.holder,
+            deadline,
+        )?)
+    }
+
+    fn timeout(&self, waited: Duration) -> LockError {
+        LockError::Timeout {
+            device: self.device.to_string(),
+            waited,
+            holders: lock::describe_holders(self.dir, self.device, self.slots),
+        }
+    }
 }
 
 impl Job<'_> {
@@ -326,6 +382,9 @@ impl Job<'_> {
         self.report.warnings.extend(plan.warnings.iter().cloned());
         let save = device.save_config;
         if self.report.dry_run {
+            if ovs::handles(platform) {
+                self.report.warnings.push(ovs::DRY_RUN_NOTE.into());
+            }
             self.report.commands = session::script(platform, &plan, save)
                 .into_iter()
                 .map(|(_, input)| CommandRecord {
@@ -349,15 +408,66 @@ impl Job<'_> {
             op: req.op.name().to_string(),
             since: timefmt::now_rfc3339(),
         };
-        let _lock = lock::acquire(
-            &self.config.lock_dir,
-            &device.name,
-            device.max_sessions,
-            device.lock_timeout,
-            &holder,
-        )?;
-        // The started record must be on disk before the device is touched.
-        self.audit_started()?;
+        let waited = Instant::now();
+        let lock_deadline = waited + device.lock_timeout;
+        // OVS requests are computed from OVSDB state read in their own session (`ovs`), so
+        // their plan is not what gets applied: they never ride another session.
+        let coalesce = self.config.coalesce.enabled
+            && self.config.coalesce.max_batch > 0
+            && !ovs::handles(platform);
+        let spool = Spool::new(&self.config.lock_dir, &device.name);
+        // Requests are only coalesced with a holder that would have planned them the same
+        // way: same binary, same config file, same device settings and platform.
+        let compat = format!(
+            "mercury {} {} {} {:?}",
+            env!("CARGO_PKG_VERSION"),
+            self.config.path.display(),
+            platform.name,
+            device
+        );
+        let locks = Locks {
+            settings: &self.config.lock,
+            dir: &self.config.lock_dir,
+            device: &device.name,
+            slots: device.max_sessions,
+            holder: &holder,
+        };
+        let local = match locks.try_acquire()? {
+            Some(lock) => lock,
+            None if coalesce => {
+                match self.wait_in_spool(
+                    &spool,
+                    &req,
+                    &plan,
+                    &compat,
+                    device,
+                    &locks,
+                    lock_deadline,
+                )? {
+                    Some(lock) => lock,
+                    // A holder applied it; the report is filled in.
+                    None => return Ok(()),
+                }
+            }
+            None => locks.acquire(lock_deadline)?,
+        };
+        // With etcd: this host's slot is ours; now the cluster-wide one (local requests
+        // spool to us meanwhile).
+        let held = locks.complete(local, lock_deadline)?;
+        log::info!(
+            "{}: {} on {} ({}), lock slot {} after {} ms",
+            self.report.request_id,
+            req.op.name(),
+            device.name,
+            platform.name,
+            held.local.slot,
+            waited.elapsed().as_millis()
+        );
+        if !self.started_written {
+            // The started record must be on disk before the device is touched.
+            self.audit_started()?;
+        }
+        self.device_contacted = true;
         device.check_secret_modes()?;
         let enable_secret = device
             .enable_secret_file
@@ -382,10 +492,64 @@ impl Job<'_> {
             save,
         };
         let conn = transport::open(device, platform.kind, deadline)?;
-        let (transcript, result) = session::run(conn, platform, &plan, &settings);
+        log::info!("{}: connected to {}", self.report.request_id, device.name);
+        if ovs::handles(platform) {
+            // Reads OVSDB first, then one transaction (or none when already as requested).
+            let prepared = ovs::prepare(&req, device, platform)?;
+            let (transcript, result) = prepared.apply(conn, &settings);
+            self.report.commands = transcript.commands;
+            self.report.round_trips = transcript.round_trips;
+            let done = result?;
+            self.report.changed = done.changed;
+            self.report.msg = done.msg;
+            self.report.data = done.data;
+            self.report.warnings.extend(done.warnings);
+            return Ok(());
+        }
+        let (mut session, opened) = Session::open(conn, platform, &settings);
+        let mut transcript = opened.transcript;
+        let own = match opened.result {
+            Ok(()) => {
+                let applied = session.apply(&plan, deadline);
+                transcript.append(applied.transcript);
+                applied.result
+            }
+            Err(e) => Err(e),
+        };
+        // Before closing (after our own lines, before the save): apply spooled requests.
+        let served = if coalesce {
+            self.serve(&mut session, &spool, &compat, device, deadline, &held)
+        } else {
+            Vec::new()
+        };
+        let finished = session.finish();
+        let shared: Result<(), (ExitKind, String)> = finished
+            .result
+            .as_ref()
+            .map(|_| ())
+            .map_err(|e| (crate::error::session_kind(e), e.to_string()));
+        let mut served_ids = Vec::new();
+        for (claim, segment) in served {
+            served_ids.push(claim.entry.request_id.clone());
+            let answer = self.answer_for(&claim, segment, &finished.transcript, &shared, device);
+            if let Err(e) = claim.answer(&answer) {
+                self.report
+                    .warnings
+                    .push(format!("coalesced request {}: {e}", answer.request_id));
+            }
+        }
+        if !served_ids.is_empty() {
+            self.report.data = json!({"coalesced": {"role": "holder", "served": served_ids}});
+            self.how_extra
+                .insert("coalesced_served".into(), json!(served_ids));
+        }
+        if own.is_ok() {
+            transcript.append(finished.transcript);
+        }
         self.report.commands = transcript.commands;
         self.report.round_trips = transcript.round_trips;
-        result?;
+        own?;
+        finished.result?;
         self.report.changed = !plan.lines.is_empty();
         self.report.msg = format!(
             "{} applied on {} ({} lines, {} round trips)",
@@ -395,6 +559,151 @@ impl Job<'_> {
             self.report.round_trips
         );
         Ok(())
+    }
+
+    /// The lock is busy: spool the planned request for the holder and wait for its answer,
+    /// or for the lock. `Some(lock)`: run it ourselves; `None`: done, the report is filled.
+    #[allow(clippy::too_many_arguments)]
+    fn wait_in_spool(
+        &mut self,
+        spool: &Spool,
+        req: &Request,
+        plan: &driver::Plan,
+        compat: &str,
+        device: &Device,
+        locks: &Locks,
+        lock_deadline: Instant,
+    ) -> Result<Option<DeviceLock>, Error> {
+        // A holder may touch the device for us as soon as the request is spooled.
+        self.audit_started()?;
+        let entry = Entry::new(&self.report.request_id, req.op.name(), compat, plan);
+        let ticket = match spool.submit(&entry) {
+            Ok(t) => t,
+            Err(e) => {
+                self.report
+                    .warnings
+                    .push(format!("request not coalesced: {e}"));
+                return Ok(Some(locks.acquire(lock_deadline)?));
+            }
+        };
+        // A holder stops claiming at the end of its own request deadline and gives each
+        // claimed request at most request_timeout, so an answer is due within two of them.
+        let cap = device.request_timeout * 2 + Duration::from_secs(30);
+        let waited = spool::wait(&ticket, lock_deadline, cap, || locks.try_acquire());
+        let answer = match waited {
+            Ok(Waited::Lock(lock)) => return Ok(Some(lock)),
+            Ok(Waited::TimedOut) => return Err(locks.timeout(device.lock_timeout).into()),
+            Ok(Waited::Answered(a)) => a,
+            Err(e) => {
+                if matches!(e, Error::Spool(SpoolError::Abandoned(_))) {
+                    self.device_contacted = true;
+                }
+                return Err(e);
+            }
+        };
+        self.device_contacted = true;
+        self.report.commands = answer.commands.clone();
+        self.report.round_trips = answer.round_trips;
+        self.report.changed = answer.changed;
+        self.report.msg = answer.msg.clone();
+        self.report.data = json!({"coalesced": {
+            "role": "waiter",
+            "holder_pid": answer.holder.pid,
+            "holder_request_id": answer.holder.request_id,
+        }});
+        self.how_extra
+            .insert("coalesced_by".into(), json!(answer.holder.request_id));
+        match answer.kind() {
+            ExitKind::Ok => Ok(None),
+            kind => Err(SpoolError::Relayed {
+                kind,
+                message: answer.msg.clone(),
+            }
+            .into()),
+        }
+    }
+
+    /// Claims spooled requests (oldest first, at most `max_batch`) and applies each in
+    /// this session, each with its own deadline and failure isolation.
+    fn serve(
+        &mut self,
+        session: &mut Session,
+        spool: &Spool,
+        compat: &str,
+        device: &Device,
+        own_deadline: Instant,
+        held: &lock::Held,
+    ) -> Vec<(Claim, Segment)> {
+        let mut server = spool.server(compat);
+        let mut out = Vec::new();
+        let max = self.config.coalesce.max_batch as usize;
+        while session.healthy() && out.len() < max && Instant::now() < own_deadline && !held.lost()
+        {
+            match server.claim_next() {
+                Ok(Some(claim)) => {
+                    let segment =
+                        session.apply(&claim.entry.plan(), Instant::now() + device.request_timeout);
+                    out.push((claim, segment));
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    self.report
+                        .warnings
+                        .push(format!("coalescing stopped: {e}"));
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    /// A waiter's result: its own lines and outcome, plus the shared save when its own
+    /// part succeeded.
+    fn answer_for(
+        &self,
+        claim: &Claim,
+        segment: Segment,
+        finish: &Transcript,
+        shared: &Result<(), (ExitKind, String)>,
+        device: &Device,
+    ) -> Answer {
+        let mut t = segment.transcript;
+        let result = match segment.result {
+            Err(e) => Err((crate::error::session_kind(&e), e.to_string())),
+            Ok(()) => {
+                t.append(Transcript {
+                    commands: finish.commands.clone(),
+                    round_trips: finish.round_trips,
+                });
+                shared.clone()
+            }
+        };
+        let (rc, msg) = match result {
+            Ok(()) => (
+                0,
+                format!(
+                    "{} applied on {} ({} lines, {} round trips; coalesced into the session of request {})",
+                    claim.entry.op,
+                    device.name,
+                    t.commands.len(),
+                    t.round_trips,
+                    self.report.request_id
+                ),
+            ),
+            Err((kind, msg)) => (kind.code(), msg),
+        };
+        Answer {
+            request_id: claim.entry.request_id.clone(),
+            rc,
+            msg,
+            changed: rc == 0 && !claim.entry.lines.is_empty(),
+            commands: t.commands,
+            round_trips: t.round_trips,
+            holder: HolderRef {
+                pid: std::process::id(),
+                request_id: self.report.request_id.clone(),
+            },
+        }
     }
 
     fn get_switches(&mut self) -> Result<(), Error> {
@@ -527,8 +836,12 @@ impl Job<'_> {
             "changed": self.report.changed && kind == ExitKind::Ok,
             "lines": self.report.commands.iter().map(|c| c.input.clone()).collect::<Vec<_>>(),
             "round_trips": self.report.round_trips,
-            "device_contacted": self.started_written,
+            "device_contacted": self.device_contacted,
         });
+        let mut how = how;
+        if let Some(map) = how.as_object_mut() {
+            map.extend(self.how_extra.clone());
+        }
         let (id, who, what, why) = (
             self.report.request_id.clone(),
             self.who.clone(),

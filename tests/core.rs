@@ -956,3 +956,52 @@ fn version_and_health() {
     assert_eq!(r.code, 0);
     assert!(r.stdout.starts_with("mercury "), "{}", r.stdout);
 }
+
+#[test]
+fn check_passes_on_a_sound_configuration() {
+    let lab = three_platforms();
+    let v = lab.mercury(["check"]).run().expect(0);
+    assert!(v["msg"].as_str().unwrap().contains("3 devices"), "{v}");
+    assert_eq!(v["data"]["problems"].as_array().map(Vec::len), Some(0));
+    let v = lab.mercury(["check", "--catalog"]).run().expect(0);
+    assert!(v["data"]["platforms"].as_array().unwrap().len() >= 3);
+}
+
+#[test]
+fn completions_cover_the_verbs() {
+    let r = mercury(["completions", "bash"]).run();
+    assert_eq!(r.code, 0);
+    for verb in ["attach-port", "update-lag", "serve-ssh", "--dry-run"] {
+        assert!(
+            r.stdout.contains(verb),
+            "{verb} missing from bash completions"
+        );
+    }
+}
+
+#[test]
+fn diagnostics_go_to_stderr_and_stdout_stays_one_object() {
+    let lab = three_platforms();
+    add_vlans(&lab, "leaf-ios", &["10", "120"]);
+    let r = lab
+        .mercury([
+            "-vv",
+            "attach-port",
+            "--device",
+            "leaf-ios",
+            "--port",
+            "Gi1/0/5",
+            "--vlan",
+            "120",
+            "--reason",
+            "r",
+        ])
+        .run();
+    r.expect(0);
+    assert!(
+        r.stderr.contains("send \"switchport access vlan 120\""),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("lock slot 0"), "{}", r.stderr);
+}

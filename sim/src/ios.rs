@@ -40,6 +40,7 @@ pub struct Ios {
     secret: Option<String>,
     faults: crate::faults::Faults,
     page_len: usize,
+    interactive: bool,
     naming: IfNaming,
     exec_g: Grammar,
     conf_g: Grammar,
@@ -176,6 +177,7 @@ impl Ios {
             secret: env.enable_secret.clone(),
             faults: env.faults.clone(),
             page_len: 24,
+            interactive: env.interactive,
             naming: naming(p),
             exec_g: exec_grammar(p, abbrev),
             conf_g: conf_grammar(p, abbrev),
@@ -303,8 +305,13 @@ impl Ios {
     // ---- error markers -------------------------------------------------
 
     fn invalid(&self, line: &str, at: usize, out: &mut Out) {
-        let caret_col =
-            self.prompt_text().chars().count() + line[..at.min(line.len())].chars().count();
+        // Exec mode has no prompt on the line, so the caret is not offset by one.
+        let plen = if self.interactive {
+            self.prompt_text().chars().count()
+        } else {
+            0
+        };
+        let caret_col = plen + line[..at.min(line.len())].chars().count();
         let caret = format!("{}^", " ".repeat(caret_col));
         let tok: String = line[at.min(line.len())..]
             .split_whitespace()

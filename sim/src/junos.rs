@@ -37,6 +37,8 @@ pub struct Junos {
     ask_exit: bool,
     paging: bool,
     op: Grammar,
+    /// Exec mode has no prompt on the line, so carets are not offset by one.
+    interactive: bool,
 }
 
 fn junos_if_ok(name: &str) -> bool {
@@ -98,6 +100,7 @@ impl Junos {
             ask_exit: false,
             paging: true,
             op,
+            interactive: env.interactive,
         }
     }
 
@@ -109,7 +112,12 @@ impl Junos {
     }
 
     fn caret(&self, line: &str, at: usize, msg: &str, out: &mut Out) {
-        let col = self.base_prompt().chars().count() + line[..at.min(line.len())].chars().count();
+        let plen = if self.interactive {
+            self.base_prompt().chars().count()
+        } else {
+            0
+        };
+        let col = plen + line[..at.min(line.len())].chars().count();
         out.line(format!("{}^", " ".repeat(col)));
         out.fail(msg);
     }

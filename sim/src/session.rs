@@ -35,7 +35,13 @@ impl Input {
                 return None;
             }
             let mut chunk = [0u8; 4096];
-            match self.src.read(&mut chunk) {
+            // A signal interrupting read() is not EOF (the SIGTERM handler
+            // thread ends the process with 128+N).
+            let mut r = self.src.read(&mut chunk);
+            while matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::Interrupted) {
+                r = self.src.read(&mut chunk);
+            }
+            match r {
                 Ok(0) | Err(_) => {
                     self.eof = true;
                     return None;

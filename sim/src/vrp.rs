@@ -35,6 +35,7 @@ pub struct Vrp {
     paging: bool,
     naming: IfNaming,
     cand: Option<Config>,
+    interactive: bool,
     user_g: Grammar,
     sys_g: Grammar,
     if_g: Grammar,
@@ -268,6 +269,7 @@ impl Vrp {
                 bare_numbers: false,
             },
             cand: None,
+            interactive: env.interactive,
             user_g,
             sys_g,
             if_g,
@@ -300,7 +302,12 @@ impl Vrp {
     }
 
     fn err_caret(&self, line: &str, at: usize, what: &str, out: &mut Out) {
-        let col = self.view_prompt().chars().count() + line[..at.min(line.len())].chars().count();
+        let plen = if self.interactive {
+            self.view_prompt().chars().count()
+        } else {
+            0
+        };
+        let col = plen + line[..at.min(line.len())].chars().count();
         out.line(format!("{}^", " ".repeat(col)));
         if self.p == HpeComware {
             out.fail(format!("% {what} found at '^' position."));

@@ -370,6 +370,8 @@ fn sigterm_releases_the_session() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
+    // Keep stdin open: Child::wait() would close it and the EOF would race the signal.
+    let _stdin = child.stdin.take();
     let mut r = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     r.read_line(&mut line).unwrap(); // banner: the session is registered
@@ -379,7 +381,7 @@ fn sigterm_releases_the_session() {
         .status()
         .unwrap();
     let st = child.wait().unwrap();
-    assert_eq!(st.code(), Some(128 + 15));
+    assert_eq!(st.code(), Some(128 + 15), "{st:?}");
     assert_eq!(state(&s)["sessions"]["active"], 0);
 }
 
