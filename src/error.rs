@@ -50,6 +50,7 @@ impl From<crate::request::ResolveError> for Error {
     fn from(e: crate::request::ResolveError) -> Self {
         match e {
             crate::request::ResolveError::Request(r) => Error::Request(r),
+            crate::request::ResolveError::Catalog(c) => Error::Catalog(c),
             other @ crate::request::ResolveError::UnknownPlatform { .. } => {
                 Error::ConfigMessage(other.to_string())
             }

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{Catalog, Platform};
+use crate::catalog::{Catalog, CatalogError, Platform};
 use crate::config::{Config, Device};
 use crate::validate::{self, Escaped};
 use crate::vlan::{Vlan, VlanSet};
@@ -626,13 +626,13 @@ impl Request {
         catalog: &'c Catalog,
     ) -> Result<(&'c Device, &'c Platform), ResolveError> {
         let device = self.find_device(config)?;
-        let platform =
-            catalog
-                .get(&device.platform)
-                .ok_or_else(|| ResolveError::UnknownPlatform {
-                    device: device.name.clone(),
-                    platform: device.platform.clone(),
-                })?;
+        let platform = catalog.get(&device.platform).map_err(|e| match e {
+            CatalogError::Unknown { .. } => ResolveError::UnknownPlatform {
+                device: device.name.clone(),
+                platform: device.platform.clone(),
+            },
+            other => ResolveError::Catalog(other),
+        })?;
         for p in &self.ports {
             check_port_for(platform, &p.port)?;
         }
@@ -732,6 +732,9 @@ pub enum ResolveError {
     /// Bad request.
     #[error(transparent)]
     Request(#[from] RequestError),
+    /// The device's platform is in the catalog but does not compile (exit 78).
+    #[error(transparent)]
+    Catalog(CatalogError),
     /// devices.X.platform names no catalog platform.
     #[error("devices.{device}.platform: unknown platform {platform:?}; see `mercury check --catalog` for the list")]
     UnknownPlatform {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::audit::{self, AuditLog, Who};
-use crate::catalog::{Catalog, Kind};
+use crate::catalog::{Catalog, CatalogError, Kind};
 use crate::cli::{Cli, Command, Format};
 use crate::config::{Config, Device, TransportKind};
 use crate::error::Error;
@@ -780,7 +780,7 @@ impl Job<'_> {
                     continue;
                 }
             }
-            let platform = self.catalog.get(&d.platform);
+            let platform = self.catalog.get(&d.platform).ok();
             list.push(json!({
                 "name": d.name,
                 "platform": platform.map(|p| p.name.clone()).unwrap_or_else(|| d.platform.clone()),
@@ -953,11 +953,13 @@ fn check(
     if !catalog_only {
         for d in config.devices.values() {
             match catalog.get(&d.platform) {
-                None => problems.push(format!(
+                Err(CatalogError::Unknown { .. }) => problems.push(format!(
                     "devices.{}.platform: unknown platform {:?}",
                     d.name, d.platform
                 )),
-                Some(p) => {
+                // The lint above already reports a platform that does not compile.
+                Err(_) => {}
+                Ok(p) => {
                     if let Err(e) = check_transport_fits(d, p.kind) {
                         problems.push(e.to_string());
                     }
@@ -979,18 +981,18 @@ fn check(
     }
     report.data = json!({
         "problems": problems,
-        "platforms": catalog.platforms().map(|p| p.name.clone()).collect::<Vec<_>>(),
+        "platforms": catalog.names().collect::<Vec<_>>(),
         "devices": if catalog_only { 0 } else { config.devices.len() },
     });
     if problems.is_empty() {
         report.msg = if catalog_only {
-            format!("catalog ok: {} platforms", catalog.platforms().count())
+            format!("catalog ok: {} platforms", catalog.names().count())
         } else {
             format!(
                 "configuration ok: {} devices, {} callers, catalog of {} platforms",
                 config.devices.len(),
                 config.callers.len(),
-                catalog.platforms().count()
+                catalog.names().count()
             )
         };
         Ok(())
@@ -1003,65 +1005,12 @@ fn check(
     }
 }
 
-/// The supported-operations table (Markdown), generated from the catalog.
+/// The supported-platforms table (Markdown), generated from the catalog (built-in plus the
+/// config's plugins.d when a configuration is readable).
 fn table(config_path: &Path) -> Result<String, Error> {
     let catalog = match Config::load(config_path) {
         Ok(c) => Catalog::load(&c.plugins_dir)?,
         Err(_) => Catalog::builtin()?,
     };
-    let columns: [(&str, &[&str]); 9] = [
-        ("attach/detach access", &["access_set", "access_remove"]),
-        (
-            "trunk + native",
-            &[
-                "trunk_mode",
-                "native_set",
-                "allowed_set",
-                "allowed_add",
-                "allowed_remove",
-            ],
-        ),
-        ("reset", &["port_reset"]),
-        ("networks", &["network_add", "network_delete"]),
-        ("enable/disable", &["enable", "disable"]),
-        ("description", &["description"]),
-        ("MTU", &["mtu"]),
-        (
-            "LAG",
-            &[
-                "lag_create",
-                "lag_delete",
-                "lag_member_add",
-                "lag_member_remove",
-            ],
-        ),
-        ("OVS plug", &["plug", "unplug"]),
-    ];
-    let mut out = String::from("| platform | kind | aliases |");
-    for (name, _) in &columns {
-        out.push_str(&format!(" {name} |"));
-    }
-    out.push_str("\n|---|---|---|");
-    out.push_str(&"---|".repeat(columns.len()));
-    out.push('\n');
-    for p in catalog.platforms() {
-        let kind = if p.kind == Kind::Cli { "cli" } else { "exec" };
-        out.push_str(&format!(
-            "| `{}` | {kind} | {} |",
-            p.name,
-            p.aliases.join(", ")
-        ));
-        for (_, actions) in &columns {
-            let all = actions.iter().all(|a| p.supports(a));
-            out.push_str(if all {
-                " yes |"
-            } else if actions.iter().any(|a| p.supports(a)) {
-                " partial |"
-            } else {
-                " — |"
-            });
-        }
-        out.push('\n');
-    }
-    Ok(out)
+    Ok(catalog.table()?)
 }

@@ -434,6 +434,9 @@ struct CliSession<'a> {
     settings: &'a Settings,
     /// Host name pinned from the login prompt.
     host: Option<String>,
+    /// Each mode's prompt with the pinned host written in literally (`None`: the mode's
+    /// prompt has no `host` group).
+    pinned: Vec<Option<regex::Regex>>,
     mode: String,
     /// Deadline of the current part of the session.
     deadline: Instant,
@@ -455,6 +458,7 @@ impl<'a> CliSession<'a> {
             platform,
             settings,
             host: None,
+            pinned: Vec::new(),
             mode: String::new(),
             deadline: settings.deadline,
             transcript: Transcript::default(),
@@ -594,10 +598,12 @@ impl<'a> CliSession<'a> {
             });
         }
         if let Some(ind) = find_indicator(&self.platform.failures, &output) {
-            return Err(SessionError::Rejected {
-                line: line.to_string(),
-                indicator: ind,
-            });
+            if find_indicator(&self.platform.idempotent, &output).is_none() {
+                return Err(SessionError::Rejected {
+                    line: line.to_string(),
+                    indicator: ind,
+                });
+            }
         }
         Ok(output)
     }
@@ -656,6 +662,9 @@ impl<'a> CliSession<'a> {
                 let tail = &text[tail_start..];
                 if let Some((mode, host, at)) = self.match_prompt(tail) {
                     if self.host.is_none() {
+                        if let Some(h) = &host {
+                            self.pinned = p.modes.iter().map(|m| m.prompt.pinned(h)).collect();
+                        }
                         self.host = host;
                     }
                     self.mode = mode;
@@ -735,8 +744,13 @@ impl<'a> CliSession<'a> {
     /// The mode whose prompt ends `tail` (respecting the pinned host), with the host
     /// capture and where the prompt starts in `tail`.
     fn match_prompt(&self, tail: &str) -> Option<(String, Option<String>, usize)> {
-        for m in &self.platform.modes {
-            if let Some(caps) = m.prompt.regex.captures(tail) {
+        for (i, m) in self.platform.modes.iter().enumerate() {
+            let regex = self
+                .pinned
+                .get(i)
+                .and_then(Option::as_ref)
+                .unwrap_or(&m.prompt.regex);
+            if let Some(caps) = regex.captures(tail) {
                 let host = caps.name("host").map(|h| h.as_str().to_string());
                 if let (Some(pinned), Some(h)) = (&self.host, &host) {
                     if pinned != h {
@@ -875,7 +889,8 @@ impl ExecSession<'_> {
                 indicator: ind,
             });
         }
-        if out.status != 0 {
+        let already = find_indicator(&self.platform.idempotent, &shown).is_some();
+        if out.status != 0 && !already {
             let why = shown
                 .lines()
                 .rev()
@@ -896,7 +911,7 @@ impl ExecSession<'_> {
                 ),
             });
         }
-        if let Some(ind) = find_indicator(&self.platform.failures, &shown) {
+        if let Some(ind) = find_indicator(&self.platform.failures, &shown).filter(|_| !already) {
             return Err(SessionError::Rejected {
                 line: line.text.clone(),
                 indicator: ind,
@@ -1239,6 +1254,92 @@ mod tests {
                 .map(|(_, l)| l)
                 .collect();
             assert_eq!(sent, scripted);
+        }
+    }
+
+    /// `[sw-1-Eth-Trunk7]`: with a greedy host group the host would read `sw-1-Eth`, not
+    /// the `sw-1` pinned at login, and the prompt would never be recognised.
+    #[test]
+    fn dashed_host_and_interface_names_do_not_split_vrp_prompts() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("huawei").unwrap();
+        let plan = Plan {
+            lines: ["interface Eth-Trunk7", "mode lacp", "quit"]
+                .iter()
+                .map(|t| Line {
+                    text: t.to_string(),
+                    argv: None,
+                })
+                .collect(),
+            warnings: vec![],
+        };
+        let replies = [
+            "screen-length 0 temporary\r\nInfo: The configuration takes effect on the current user terminal interface only.\r\n<sw-1>",
+            "system-view\r\nEnter system view, return user view with Ctrl+Z.\r\n[sw-1]",
+            "interface Eth-Trunk7\r\n[sw-1-Eth-Trunk7]",
+            "mode lacp\r\n[sw-1-Eth-Trunk7]",
+            "quit\r\n[sw-1]",
+            "return\r\n<sw-1>",
+            "save\r\n  The current configuration will be written to the device.\r\n  Are you sure to continue?[Y/N]:",
+            "y\r\n  Save the configuration successfully.\r\n<sw-1>",
+            "",
+        ];
+        for chunk in [1, 3, 4096] {
+            let replay = Replay::new("\r\n<sw-1>", &replies, chunk);
+            let (t, r) = run(
+                Connection::Shell(Box::new(replay)),
+                p,
+                &plan,
+                &settings(true, None),
+            );
+            r.unwrap_or_else(|e| panic!("chunk {chunk}: {e}"));
+            let sent: Vec<String> = t.commands.iter().map(|c| c.input.clone()).collect();
+            let scripted: Vec<String> =
+                script(p, &plan, true).into_iter().map(|(_, l)| l).collect();
+            assert_eq!(sent, scripted, "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn srl_two_line_prompt_and_commit_on_leaving_the_candidate() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("nokia_srl").unwrap();
+        let plan = Plan {
+            lines: vec![Line {
+                text: "set / interface ethernet-1/5 admin-state enable".into(),
+                argv: None,
+            }],
+            warnings: vec![],
+        };
+        let running = "--{ running }--[  ]--\r\nA:leaf1# ";
+        let cand = "--{ candidate private private-admin }--[  ]--\r\nA:leaf1# ";
+        let replies = [
+            format!("enter candidate private\r\n{cand}"),
+            "set / interface ethernet-1/5 admin-state enable\r\n--{ +* candidate private private-admin }--[  ]--\r\nA:leaf1# ".to_string(),
+            format!("commit now\r\nAll changes have been committed. Leaving candidate mode.\r\n{running}"),
+            String::new(),
+        ];
+        let replies: Vec<&str> = replies.iter().map(String::as_str).collect();
+        for chunk in [1, 7, 4096] {
+            let replay = Replay::new(&format!("Welcome\r\n{running}"), &replies, chunk);
+            let (t, r) = run(
+                Connection::Shell(Box::new(replay)),
+                p,
+                &plan,
+                &settings(false, None),
+            );
+            r.unwrap_or_else(|e| panic!("chunk {chunk}: {e}"));
+            let sent: Vec<String> = t.commands.iter().map(|c| c.input.clone()).collect();
+            assert_eq!(
+                sent,
+                vec![
+                    "enter candidate private",
+                    "set / interface ethernet-1/5 admin-state enable",
+                    "commit now",
+                    "quit"
+                ],
+                "chunk {chunk}"
+            );
         }
     }
 
