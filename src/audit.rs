@@ -32,6 +32,12 @@ pub struct Who {
     pub caller: Option<String>,
     /// SSH client address from `SSH_CONNECTION`.
     pub ssh_client: Option<String>,
+    /// HTTP Basic user (`serve-jsonrpc`); absent for other intakes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_user: Option<String>,
+    /// HTTP client address (`serve-jsonrpc`); absent for other intakes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_client: Option<String>,
     /// Unix user running Mercury.
     pub unix_user: String,
     /// Its uid.
@@ -49,6 +55,8 @@ impl Who {
             ssh_client: ssh_connection
                 .and_then(|c| c.split_whitespace().next())
                 .map(str::to_string),
+            http_user: None,
+            http_client: None,
             unix_user: uid
                 .and_then(user_name)
                 .unwrap_or_else(|| uid.map(|u| u.to_string()).unwrap_or_default()),

@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use regex::Regex;
 use serde::Deserialize;
@@ -36,6 +37,12 @@ pub enum CatalogError {
         /// The parser's message.
         message: String,
     },
+    /// No platform has this name or alias.
+    #[error("unknown platform {name:?}")]
+    Unknown {
+        /// The name asked for.
+        name: String,
+    },
     /// A value that parses but cannot work (bad regex, unknown variable, unknown mode).
     #[error("catalog {source_name}: platforms.{platform}: {message}")]
     Invalid {
@@ -58,26 +65,36 @@ pub enum Kind {
     Exec,
 }
 
-/// Every template action the driver knows, with the variables each may use.
+/// Every template action the driver knows, with the variables each may use. Wherever
+/// `port` is available, so are `port_type` and `port_number` (the name split before its
+/// first digit: `TenGigabitEthernet1/5` → `TenGigabitEthernet` + `1/5`) and `noun` (the
+/// platform's `nouns.lag` when the port is the request's LAG interface, else `nouns.port`). In `allowed_set`,
+/// a template that uses `{vlan}` is rendered once per VLAN of the list (for platforms that
+/// configure membership one VLAN at a time).
 pub const ACTIONS: &[(&str, &[&str])] = &[
     ("network_add", &["vlan", "vlan_name"]),
     ("network_delete", &["vlan", "vlan_name"]),
     ("port_enter", &["port"]),
     ("port_exit", &["port"]),
+    ("lag_enter", &["port", "lag", "lag_id"]),
+    ("port_l2", &["port"]),
     ("access_set", &["port", "vlan"]),
     ("access_remove", &["port", "vlan"]),
     ("trunk_mode", &["port"]),
     ("native_set", &["port", "vlan"]),
     ("native_remove", &["port", "vlan"]),
-    ("allowed_set", &["port", "vlans"]),
+    ("allowed_set", &["port", "vlans", "vlan"]),
     ("allowed_add", &["port", "vlan"]),
     ("allowed_remove", &["port", "vlan"]),
+    ("hybrid_mode", &["port"]),
+    ("hybrid_native_set", &["port", "vlan"]),
+    ("hybrid_allowed_set", &["port", "vlans", "vlan"]),
     ("port_reset", &["port"]),
     ("enable", &["port"]),
     ("disable", &["port"]),
     ("description", &["port", "description"]),
     ("mtu", &["port", "mtu"]),
-    ("lag_create", &["lag", "lag_id", "lacp_mode"]),
+    ("lag_create", &["lag", "lag_id", "lacp_mode", "members"]),
     ("lag_delete", &["lag", "lag_id"]),
     ("lag_member_add", &["port", "lag", "lag_id", "lacp_mode"]),
     ("lag_member_remove", &["port", "lag", "lag_id"]),
@@ -88,8 +105,10 @@ pub const ACTIONS: &[(&str, &[&str])] = &[
     ("unplug", &["port", "bridge"]),
 ];
 
-/// Actions a port-context template runs in (wrapped by `port_enter` / `port_exit`).
+/// Actions a port-context template runs in (wrapped by `port_enter` / `port_exit`, unless
+/// the platform lists them in `own_context`).
 pub const PORT_ACTIONS: &[&str] = &[
+    "port_l2",
     "access_set",
     "access_remove",
     "trunk_mode",
@@ -98,6 +117,9 @@ pub const PORT_ACTIONS: &[&str] = &[
     "allowed_set",
     "allowed_add",
     "allowed_remove",
+    "hybrid_mode",
+    "hybrid_native_set",
+    "hybrid_allowed_set",
     "port_reset",
     "enable",
     "disable",
@@ -130,6 +152,35 @@ const REQUIRED_ACTIONS: &[&str] = &[
     "lag_member_remove",
     "plug",
     "unplug",
+];
+
+/// The supported-platforms table's columns: a heading and the actions it needs.
+const TABLE_COLUMNS: &[(&str, &[&str])] = &[
+    ("access", &["access_set", "access_remove"]),
+    (
+        "trunk + native",
+        &["trunk_mode", "native_set", "allowed_set"],
+    ),
+    ("tagged add/remove", &["allowed_add", "allowed_remove"]),
+    (
+        "hybrid",
+        &["hybrid_mode", "hybrid_native_set", "hybrid_allowed_set"],
+    ),
+    ("reset", &["port_reset"]),
+    ("networks", &["network_add", "network_delete"]),
+    ("enable/disable", &["enable", "disable"]),
+    ("description", &["description"]),
+    ("MTU", &["mtu"]),
+    (
+        "LAG",
+        &[
+            "lag_create",
+            "lag_delete",
+            "lag_member_add",
+            "lag_member_remove",
+        ],
+    ),
+    ("OVS plug", &["plug", "unplug"]),
 ];
 
 /// One template line split into literal text and `{variable}` slots.
@@ -227,12 +278,53 @@ impl Prompt {
         })
     }
 
+    /// This prompt with its `host` group replaced by the literal `host` pinned at login, or
+    /// `None` when the pattern has no `host` group. A pattern like `[\w.-]+-[^\]]+` cannot
+    /// tell where a dashed host name ends (`[leaf-1-Eth-Trunk7]`); the literal can.
+    pub fn pinned(&self, host: &str) -> Option<Regex> {
+        let start = self.source.find("(?P<host>")?;
+        let end = group_end(&self.source, start)?;
+        let source = format!(
+            "{}(?P<host>{}){}",
+            &self.source[..start],
+            regex::escape(host),
+            &self.source[end + 1..]
+        );
+        Prompt::compile(&source).ok().map(|p| p.regex)
+    }
+
     /// Whether the tail of `text` is this prompt; returns the `host` capture if any.
     pub fn matches<'t>(&self, text: &'t str) -> Option<Option<&'t str>> {
         self.regex
             .captures(text)
             .map(|c| c.name("host").map(|m| m.as_str()))
     }
+}
+
+/// The index of the `)` closing the group that opens at `start` in a regex source,
+/// skipping escapes and character classes.
+fn group_end(source: &str, start: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut class = false;
+    let mut chars = source[start..].char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '[' if !class => class = true,
+            ']' if class => class = false,
+            '(' if !class => depth += 1,
+            ')' if !class => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(start + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// A CLI mode.
@@ -341,6 +433,27 @@ pub struct Platform {
     pub unsupported: BTreeMap<String, String>,
     /// Mode → prompts a real device shows in it (for the lint).
     pub samples: BTreeMap<String, Vec<String>>,
+    /// Port actions whose templates enter their own context (VLAN-centric CLIs such as
+    /// `interface vlan N` / `untagged PORT`): rendered outside the port's block.
+    pub own_context: BTreeSet<String>,
+    /// Whether the native VLAN must also be in a trunk's tagged list (most CLIs); false on
+    /// platforms where a VLAN is either untagged or tagged on a port, never both.
+    pub native_in_allowed: bool,
+    /// `allowed_set` adds to the port's tagged VLANs rather than replacing them (the
+    /// platform has no replace form); the plan carries a warning.
+    pub allowed_set_adds: bool,
+    /// A port has one untagged VLAN, which is both the access VLAN and a trunk's native
+    /// VLAN (OS10, Onyx hybrid ports): removing "the access VLAN" would also remove a
+    /// trunk's native VLAN, so adding a tagged VLAN leaves it alone.
+    pub native_is_access: bool,
+    /// Output lines that mean the intended state already holds (`is already a member`):
+    /// a line whose failure carries one of these counts as done.
+    pub idempotent: Vec<Regex>,
+    /// Remarks for people, shown in the supported-platforms table.
+    pub notes: Vec<String>,
+    /// `{noun}` for a physical port (`port`) and for a LAG interface (`lag`), on platforms
+    /// whose commands name the object kind (NCLU `net add interface X` / `net add bond X`).
+    pub nouns: BTreeMap<String, String>,
 }
 
 impl Platform {
@@ -468,6 +581,19 @@ struct RawPlatform {
     unsupported: BTreeMap<String, String>,
     #[serde(default)]
     samples: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    own_context: BTreeSet<String>,
+    native_in_allowed: Option<bool>,
+    #[serde(default)]
+    allowed_set_adds: bool,
+    #[serde(default)]
+    native_is_access: bool,
+    #[serde(default)]
+    idempotent: Vec<String>,
+    #[serde(default)]
+    nouns: BTreeMap<String, String>,
+    #[serde(default)]
+    notes: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -500,10 +626,24 @@ fn yes() -> bool {
     true
 }
 
+/// One platform as parsed; its patterns are compiled on first use.
+#[derive(Debug)]
+struct Entry {
+    /// Which catalog it came from (`built-in` or a path), for messages.
+    source_name: String,
+    raw: RawPlatform,
+    compiled: OnceLock<Result<Platform, String>>,
+}
+
 /// All platforms known to this run.
-#[derive(Debug, Clone, Default)]
+///
+/// Every catalog file is parsed when loaded (so a TOML mistake anywhere is caught at once),
+/// but a platform's regexes are compiled only when it is first used: one run needs one
+/// platform, and compiling every platform's Unicode-aware patterns would cost more than the
+/// rest of a run. [`Catalog::lint`] compiles everything.
+#[derive(Debug, Default)]
 pub struct Catalog {
-    platforms: BTreeMap<String, Platform>,
+    entries: BTreeMap<String, Entry>,
 }
 
 impl Catalog {
@@ -547,101 +687,215 @@ impl Catalog {
         Ok(c)
     }
 
-    /// Parses and compiles catalog text, adding its platforms.
+    /// Parses catalog text, adding its platforms (compiled later, on first use).
     pub fn add_text(&mut self, source_name: &str, text: &str) -> Result<(), CatalogError> {
         let raw: RawCatalog = toml::from_str(text).map_err(|e| CatalogError::Parse {
             source_name: source_name.to_string(),
             message: e.to_string().trim_end().to_string(),
         })?;
-        for (name, rp) in raw.platforms {
-            let p = compile(&name, rp).map_err(|message| CatalogError::Invalid {
-                source_name: source_name.to_string(),
-                platform: name.clone(),
-                message,
-            })?;
-            self.platforms.insert(name, p);
+        for (name, raw) in raw.platforms {
+            self.entries.insert(
+                name,
+                Entry {
+                    source_name: source_name.to_string(),
+                    raw,
+                    compiled: OnceLock::new(),
+                },
+            );
         }
         Ok(())
     }
 
-    /// Finds a platform by name or alias; `netmiko_X` (an NGS device type) finds `X`.
-    pub fn get(&self, name: &str) -> Option<&Platform> {
-        if let Some(p) = self.platforms.get(name) {
-            return Some(p);
+    /// The catalog name of a platform given by name or alias; `netmiko_X` (an NGS device
+    /// type) finds `X`. Compiles nothing.
+    pub fn lookup(&self, name: &str) -> Option<&str> {
+        if let Some((k, _)) = self.entries.get_key_value(name) {
+            return Some(k);
         }
-        if let Some(p) = self
-            .platforms
-            .values()
-            .find(|p| p.aliases.iter().any(|a| a == name))
+        if let Some((k, _)) = self
+            .entries
+            .iter()
+            .find(|(_, e)| e.raw.aliases.iter().any(|a| a == name))
         {
-            return Some(p);
+            return Some(k);
         }
-        name.strip_prefix("netmiko_").and_then(|n| self.get(n))
+        name.strip_prefix("netmiko_").and_then(|n| self.lookup(n))
     }
 
-    /// All platforms by name.
-    pub fn platforms(&self) -> impl Iterator<Item = &Platform> {
-        self.platforms.values()
+    /// The platform called `name` (or an alias of it), compiled on first use. An unknown
+    /// name is [`CatalogError::Unknown`]; a platform whose patterns do not compile is
+    /// [`CatalogError::Invalid`].
+    pub fn get(&self, name: &str) -> Result<&Platform, CatalogError> {
+        let key = self.lookup(name).ok_or_else(|| CatalogError::Unknown {
+            name: name.to_string(),
+        })?;
+        let entry = self.entries.get(key).ok_or_else(|| CatalogError::Unknown {
+            name: name.to_string(),
+        })?;
+        entry
+            .compiled
+            .get_or_init(|| compile(key, &entry.raw))
+            .as_ref()
+            .map_err(|message| CatalogError::Invalid {
+                source_name: entry.source_name.clone(),
+                platform: key.to_string(),
+                message: message.clone(),
+            })
     }
 
-    /// Runs the lint over every platform; an empty list means the catalog is sound.
+    /// Every platform's catalog name, sorted. Compiles nothing.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.keys().map(String::as_str)
+    }
+
+    /// Every platform, compiled; the first platform that does not compile is the error.
+    pub fn platforms(&self) -> Result<Vec<&Platform>, CatalogError> {
+        self.names().map(|n| self.get(n)).collect()
+    }
+
+    /// The supported-platforms table (Markdown): operations × platforms, then each
+    /// platform's declared limits. Generated from the catalog so the documentation cannot
+    /// drift (`mercury check --catalog --table`; `docs/platforms.md` embeds it and a test
+    /// keeps it current).
+    pub fn table(&self) -> Result<String, CatalogError> {
+        let platforms = self.platforms()?;
+        let mut out = String::from("| platform | NGS name (alias) | kind |");
+        for (name, _) in TABLE_COLUMNS {
+            out.push_str(&format!(" {name} |"));
+        }
+        out.push_str("\n|---|---|---|");
+        out.push_str(&"---|".repeat(TABLE_COLUMNS.len()));
+        out.push('\n');
+        for p in &platforms {
+            let kind = match p.kind {
+                Kind::Cli => "cli",
+                Kind::Exec => "exec",
+            };
+            out.push_str(&format!("| `{}` | `netmiko_{}` | {kind} |", p.name, p.name));
+            for (heading, actions) in TABLE_COLUMNS {
+                let n = actions.iter().filter(|a| p.supports(a)).count();
+                let by_vlan = *heading == "reset"
+                    && p.supports("native_remove")
+                    && p.supports("allowed_remove");
+                out.push_str(if n == actions.len() {
+                    " yes |"
+                } else if n == 0 && by_vlan {
+                    " named VLANs |"
+                } else if n > 0 {
+                    " partial |"
+                } else {
+                    " no |"
+                });
+            }
+            out.push('\n');
+        }
+        out.push_str("\nLimits and notes, from the catalog:\n\n");
+        for p in &platforms {
+            let mut notes: Vec<String> = Vec::new();
+            let names: Vec<String> = p
+                .aliases
+                .iter()
+                .filter(|a| !a.starts_with("netmiko_"))
+                .map(|a| format!("`{a}`"))
+                .collect();
+            if !names.is_empty() {
+                notes.push(format!("also named {}", names.join(", ")));
+            }
+            notes.extend(p.notes.iter().cloned());
+            if !p.commit.is_empty() {
+                notes.push(format!(
+                    "changes are applied with `{}` on every request, saved or not",
+                    p.commit.join("; ")
+                ));
+            }
+            if p.allowed_set_adds {
+                notes.push(
+                    "a declared tagged list is added to the port's tagged VLANs (no replace form)"
+                        .into(),
+                );
+            }
+            if !p.native_in_allowed {
+                notes.push("the native VLAN is untagged only, never also tagged".into());
+            }
+            if p.native_is_access {
+                notes.push("access and native VLAN are one setting: adding a tagged VLAN leaves it as it is".into());
+            }
+            let mut reasons: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+            for (action, why) in &p.unsupported {
+                if matches!(action.as_str(), "plug" | "unplug") {
+                    continue;
+                }
+                reasons
+                    .entry(why.as_str())
+                    .or_default()
+                    .push(action.as_str());
+            }
+            for (why, actions) in reasons {
+                notes.push(format!("{}: {why}", actions.join(", ")));
+            }
+            if !notes.is_empty() {
+                out.push_str(&format!("- `{}`: {}.\n", p.name, notes.join("; ")));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Compiles and lints every platform; an empty list means the catalog is sound.
     pub fn lint(&self) -> Vec<String> {
         let mut problems = Vec::new();
         let mut names: BTreeMap<&str, &str> = BTreeMap::new();
-        for p in self.platforms.values() {
-            for a in std::iter::once(&p.name).chain(&p.aliases) {
-                if let Some(other) = names.insert(a, &p.name) {
-                    if other != p.name {
-                        problems.push(format!(
-                            "{}: name or alias {a:?} also names {other}",
-                            p.name
-                        ));
+        for (key, entry) in &self.entries {
+            for a in std::iter::once(key).chain(&entry.raw.aliases) {
+                if let Some(other) = names.insert(a, key) {
+                    if other != key {
+                        problems.push(format!("{key}: name or alias {a:?} also names {other}"));
                     }
                 }
             }
-            problems.extend(
-                lint_platform(p)
-                    .into_iter()
-                    .map(|m| format!("{}: {m}", p.name)),
-            );
+            match self.get(key) {
+                Ok(p) => {
+                    problems.extend(lint_platform(p).into_iter().map(|m| format!("{key}: {m}")))
+                }
+                Err(e) => problems.push(e.to_string()),
+            }
         }
         problems
     }
 }
 
-fn compile(name: &str, r: RawPlatform) -> Result<Platform, String> {
+fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
     let regex = |what: &str, s: &str| Regex::new(s).map_err(|e| format!("{what} {s:?}: {e}"));
     let mut modes = Vec::new();
-    for m in r.modes {
+    for m in &r.modes {
         modes.push(Mode {
             prompt: Prompt::compile(&m.prompt)?,
-            name: m.name,
-            parent: m.parent,
-            enter: m.enter,
-            exit: m.exit,
+            name: m.name.clone(),
+            parent: m.parent.clone(),
+            enter: m.enter.clone(),
+            exit: m.exit.clone(),
             secret: m.secret,
             config: m.config,
         });
     }
     let mut templates = BTreeMap::new();
-    for (action, lines) in r.templates {
+    for (action, lines) in &r.templates {
         let t: Vec<Template> = lines
             .iter()
             .map(|l| Template::parse(l))
             .collect::<Result<_, _>>()
             .map_err(|e| format!("templates.{action}: {e}"))?;
-        templates.insert(action, t);
+        templates.insert(action.clone(), t);
     }
     let first_mode = modes.first().map(|m| m.name.clone()).unwrap_or_default();
-    let login_mode = r.login_mode.unwrap_or_else(|| first_mode.clone());
-    let config_mode = r.config_mode.unwrap_or_else(|| login_mode.clone());
-    let save_mode = r.save_mode.unwrap_or_else(|| login_mode.clone());
+    let login_mode = r.login_mode.clone().unwrap_or_else(|| first_mode.clone());
+    let config_mode = r.config_mode.clone().unwrap_or_else(|| login_mode.clone());
+    let save_mode = r.save_mode.clone().unwrap_or_else(|| login_mode.clone());
     Ok(Platform {
         name: name.to_string(),
-        description: r.description,
-        aliases: r.aliases,
+        description: r.description.clone(),
+        aliases: r.aliases.clone(),
         kind: r.kind,
-        network_types: r.network_types,
+        network_types: r.network_types.clone(),
         port_pattern: regex("port_pattern", &format!("^(?:{})$", r.port_pattern))?,
         lag_interface: r
             .lag_interface
@@ -654,7 +908,7 @@ fn compile(name: &str, r: RawPlatform) -> Result<Platform, String> {
             .as_deref()
             .map(|s| regex("lag_pattern", &format!("^(?:{s})$")))
             .transpose()?,
-        lag_modes: r.lag_modes,
+        lag_modes: r.lag_modes.clone(),
         echo: r.echo.unwrap_or(true),
         modes,
         login_mode,
@@ -667,11 +921,11 @@ fn compile(name: &str, r: RawPlatform) -> Result<Platform, String> {
             .transpose()?,
         responses: r
             .responses
-            .into_iter()
+            .iter()
             .map(|x| {
                 Ok(Response {
                     prompt: Prompt::compile(&x.prompt)?,
-                    answer: x.answer,
+                    answer: x.answer.clone(),
                     newline: x.newline,
                 })
             })
@@ -686,15 +940,26 @@ fn compile(name: &str, r: RawPlatform) -> Result<Platform, String> {
             .iter()
             .map(|s| regex("temporary_failure", s))
             .collect::<Result<_, _>>()?,
-        on_open: r.on_open,
-        commit: r.commit,
-        abort: r.abort,
-        save: r.save,
-        close: r.close,
-        vlan_list: r.vlan_list,
+        on_open: r.on_open.clone(),
+        commit: r.commit.clone(),
+        abort: r.abort.clone(),
+        save: r.save.clone(),
+        close: r.close.clone(),
+        vlan_list: r.vlan_list.clone(),
         templates,
-        unsupported: r.unsupported,
-        samples: r.samples,
+        unsupported: r.unsupported.clone(),
+        samples: r.samples.clone(),
+        own_context: r.own_context.clone(),
+        native_in_allowed: r.native_in_allowed.unwrap_or(true),
+        allowed_set_adds: r.allowed_set_adds,
+        native_is_access: r.native_is_access,
+        idempotent: r
+            .idempotent
+            .iter()
+            .map(|s| regex("idempotent", s))
+            .collect::<Result<_, _>>()?,
+        nouns: r.nouns.clone(),
+        notes: r.notes.clone(),
     })
 }
 
@@ -708,7 +973,9 @@ fn lint_platform(p: &Platform) -> Vec<String> {
         };
         for t in lines {
             for v in t.vars() {
-                if !allowed.contains(&v) {
+                let derived =
+                    matches!(v, "port_type" | "port_number" | "noun") && allowed.contains(&"port");
+                if !allowed.contains(&v) && !derived {
                     out.push(format!(
                         "templates.{action}: variable {{{v}}} is not available here (known: {})",
                         allowed.join(", ")
@@ -735,6 +1002,40 @@ fn lint_platform(p: &Platform) -> Vec<String> {
     if p.templates.contains_key("port_exit") && !p.templates.contains_key("port_enter") {
         out.push("port_exit without port_enter".into());
     }
+    if p.templates.contains_key("lag_enter") && !p.templates.contains_key("port_enter") {
+        out.push("lag_enter without port_enter".into());
+    }
+    for action in &p.own_context {
+        if !PORT_ACTIONS.contains(&action.as_str()) {
+            out.push(format!("own_context.{action}: not a port action"));
+        }
+    }
+    if p.kind == Kind::Exec && p.templates.contains_key("port_enter") {
+        out.push("exec platforms have no port context (port_enter)".into());
+    }
+    // Session lines are sent as written: a {variable} there would be typed literally.
+    for (what, lines) in [
+        ("on_open", &p.on_open),
+        ("commit", &p.commit),
+        ("abort", &p.abort),
+        ("save", &p.save),
+        ("close", &p.close),
+    ] {
+        for l in lines.iter() {
+            if l.contains('{') || l.contains('}') {
+                out.push(format!(
+                    "{what}: {l:?} has a template variable; only templates are rendered"
+                ));
+            }
+        }
+    }
+    for m in &p.modes {
+        for l in m.enter.iter().chain(&m.exit) {
+            if l.contains('{') || l.contains('}') {
+                out.push(format!("mode {}: {l:?} has a template variable", m.name));
+            }
+        }
+    }
     let lags = [
         "lag_create",
         "lag_delete",
@@ -756,6 +1057,14 @@ fn lint_platform(p: &Platform) -> Vec<String> {
                 "templates use {{lacp_mode}} but lag_modes has no {keyword:?}"
             ));
         }
+    }
+    let uses_noun = p
+        .templates
+        .values()
+        .flatten()
+        .any(|t| t.vars().any(|v| v == "noun"));
+    if uses_noun && !(p.nouns.contains_key("port") && p.nouns.contains_key("lag")) {
+        out.push("templates use {noun} but nouns lacks \"port\" or \"lag\"".into());
     }
     if p.network_types.is_empty() {
         out.push("network_types is empty".into());
@@ -823,21 +1132,28 @@ fn lint_modes(p: &Platform) -> Vec<String> {
             out.push(format!("mode {}: no way back to {}", m.name, p.save_mode));
         }
     }
-    // Sample prompts: each matches its own mode and no other.
+    // Sample prompts: each matches its own mode and no other. As in a session, the host
+    // name the sample shows is pinned before the other modes are tried.
     for (mode, samples) in &p.samples {
         let Some(own) = p.mode(mode) else {
             out.push(format!("samples.{mode}: not a mode"));
             continue;
         };
         for s in samples {
-            if own.prompt.matches(s).is_none() {
+            let host = own.prompt.matches(s);
+            if host.is_none() {
                 out.push(format!(
                     "samples.{mode}: {s:?} does not match {:?}",
                     own.prompt.source
                 ));
             }
             for other in p.modes.iter().filter(|o| o.name != *mode) {
-                if other.prompt.matches(s).is_some() {
+                let pinned = host.flatten().and_then(|h| other.prompt.pinned(h));
+                let hit = match &pinned {
+                    Some(r) => r.is_match(s),
+                    None => other.prompt.matches(s).is_some(),
+                };
+                if hit {
                     out.push(format!(
                         "samples.{mode}: {s:?} also matches mode {}",
                         other.name
@@ -863,11 +1179,15 @@ mod tests {
         let c = Catalog::builtin().unwrap();
         let problems = c.lint();
         assert!(problems.is_empty(), "{problems:#?}");
-        assert!(c.get("cisco_ios").is_some());
+        assert!(c.get("cisco_ios").is_ok());
         assert_eq!(
-            c.get("netmiko_cisco_ios").map(|p| p.name.as_str()),
+            c.get("netmiko_cisco_ios").map(|p| p.name.as_str()).ok(),
             Some("cisco_ios")
         );
+        assert!(matches!(
+            c.get("no_such_platform"),
+            Err(CatalogError::Unknown { .. })
+        ));
     }
 
     #[test]
@@ -930,6 +1250,41 @@ mod tests {
     }
 
     #[test]
+    fn lint_catches_escape_hatch_misuse() {
+        let text = MINI
+            .replace(
+                "save_mode = \"exec\"",
+                "save_mode = \"exec\"\nown_context = [\"network_add\"]\non_open = [\"terminal length {vlan}\"]",
+            )
+            .replace(
+                "[platforms.mini.templates]",
+                "[platforms.mini.templates]\ndisable = [\"net add {noun} {port} link down\"]",
+            )
+            .replace("enable = [\"no shutdown {vlan}\"]", "enable = [\"no shutdown\"]");
+        let mut c = Catalog::default();
+        c.add_text("test", &text).unwrap();
+        let problems = c.lint().join("\n");
+        for want in [
+            "own_context.network_add: not a port action",
+            "on_open: \"terminal length {vlan}\" has a template variable",
+            "templates use {noun} but nouns lacks",
+        ] {
+            assert!(problems.contains(want), "{want}: {problems}");
+        }
+    }
+
+    #[test]
+    fn builtin_platforms_all_have_failure_indicators_and_samples() {
+        let c = Catalog::builtin().unwrap();
+        for p in c.platforms().unwrap() {
+            if p.kind == Kind::Cli {
+                assert!(!p.failures.is_empty(), "{}: no failure indicators", p.name);
+                assert!(!p.samples.is_empty(), "{}: no sample prompts", p.name);
+            }
+        }
+    }
+
+    #[test]
     fn lint_catches_unreachable_modes_and_ambiguous_samples() {
         let text = MINI.replace("enter = [\"conf t\"]", "").replace(
             "config = [\"sw1(config)#\"]",
@@ -950,6 +1305,33 @@ mod tests {
     }
 
     #[test]
+    fn pinned_prompts_know_where_a_dashed_host_ends() {
+        let p = Prompt::compile(r"^\[[~*]?(?P<host>[\w.\-]+)-[^\]\n]+\]").unwrap();
+        // Unpinned, the greedy host swallows part of the interface name.
+        assert_eq!(p.matches("[leaf1-Eth-Trunk7]"), Some(Some("leaf1-Eth")));
+        let pinned = p.pinned("leaf1").unwrap();
+        let host = |r: &Regex, t: &str| {
+            r.captures(t)
+                .and_then(|c| c.name("host").map(|m| m.as_str().to_string()))
+        };
+        assert_eq!(
+            host(&pinned, "[leaf1-Eth-Trunk7]").as_deref(),
+            Some("leaf1")
+        );
+        let dashed = p.pinned("sw-01").unwrap();
+        assert_eq!(host(&dashed, "[~sw-01-GE1/0/5]").as_deref(), Some("sw-01"));
+        assert!(dashed.captures("[sw-02-GE1/0/5]").is_none());
+        // A host full of regex metacharacters is taken literally.
+        let odd = Prompt::compile(r"^(?P<host>[^#\n]+)#")
+            .unwrap()
+            .pinned("a.b(c)")
+            .unwrap();
+        assert!(odd.is_match("a.b(c)#"));
+        assert!(!odd.is_match("aXb(c)#"));
+        assert!(Prompt::compile(r"^\w+#").unwrap().pinned("x").is_none());
+    }
+
+    #[test]
     fn paths_follow_enter_and_exit_edges() {
         let mut c = Catalog::default();
         c.add_text("test", MINI).unwrap();
@@ -967,14 +1349,43 @@ mod tests {
     }
 
     #[test]
-    fn bad_regex_is_a_catalog_error() {
+    fn bad_regex_is_a_catalog_error_when_used_and_in_the_lint() {
         let mut c = Catalog::default();
-        let e = c
-            .add_text("test", &MINI.replace(r"'Eth\d+'", "'Eth(['"))
-            .unwrap_err();
+        // Parsing succeeds: patterns are compiled on first use only.
+        c.add_text("test", &MINI.replace(r"'Eth\d+'", "'Eth(['"))
+            .unwrap();
+        let e = c.get("mini").unwrap_err();
         assert!(
             e.to_string().contains("platforms.mini: port_pattern"),
             "{e}"
         );
+        let problems = c.lint().join("\n");
+        assert!(problems.contains("port_pattern"), "{problems}");
+    }
+
+    #[test]
+    fn toml_mistakes_are_caught_when_loading() {
+        let mut c = Catalog::default();
+        let e = c
+            .add_text(
+                "test",
+                &MINI.replace("kind = \"cli\"", "kind = \"cli\"\nkinds = 1"),
+            )
+            .unwrap_err();
+        assert!(e.to_string().contains("kinds"), "{e}");
+    }
+
+    #[test]
+    fn loading_compiles_nothing_until_a_platform_is_used() {
+        let c = Catalog::builtin().unwrap();
+        assert!(c.entries.values().all(|e| e.compiled.get().is_none()));
+        c.get("cisco_ios").unwrap();
+        let compiled: Vec<&str> = c
+            .entries
+            .iter()
+            .filter(|(_, e)| e.compiled.get().is_some())
+            .map(|(k, _)| k.as_str())
+            .collect();
+        assert_eq!(compiled, vec!["cisco_ios"]);
     }
 }

@@ -84,6 +84,8 @@ pub enum Command {
     Run(RunArgs),
     /// Forced-command entry for SSH: request from SSH_ORIGINAL_COMMAND and/or stdin.
     ServeSsh(ServeSshArgs),
+    /// Ironic's networking JSON-RPC over one HTTP connection on stdin/stdout (socket activation).
+    ServeJsonrpc(ServeJsonrpcArgs),
     /// Print a shell completion script.
     Completions(CompletionArgs),
 }
@@ -346,6 +348,29 @@ pub struct ServeSshArgs {
     pub allow_devices: Vec<String>,
 }
 
+/// serve-jsonrpc.
+///
+/// Speaks the JSON-RPC 2.0 dialect of Ironic's ironic-networking service (update_port,
+/// reset_port, update_lag, delete_lag, get_switches) over exactly one HTTP/1.1 connection on
+/// stdin/stdout, as started by systemd socket activation with Accept=yes or by inetd. Every
+/// call is one ordinary Mercury request: the configuration is read again, and policy, lock
+/// and audit apply.
+#[derive(Debug, Clone, Args)]
+pub struct ServeJsonrpcArgs {
+    /// Serve the one connection on stdin/stdout (the only mode: no listening daemon).
+    #[arg(long, required = true)]
+    pub inetd: bool,
+    /// htpasswd file with bcrypt hashes (htpasswd -B) for HTTP Basic authentication.
+    #[arg(long, value_name = "FILE")]
+    pub htpasswd: PathBuf,
+    /// Policy scope ([callers.NAME]) for every user [default: the authenticated user's name].
+    #[arg(long, value_name = "NAME")]
+    pub caller: Option<String>,
+    /// Close the connection after this many idle seconds between requests.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub idle_timeout: u64,
+}
+
 /// completions.
 #[derive(Debug, Clone, Args)]
 pub struct CompletionArgs {
@@ -437,6 +462,7 @@ impl Command {
             Command::Check(_)
             | Command::Run(_)
             | Command::ServeSsh(_)
+            | Command::ServeJsonrpc(_)
             | Command::Completions(_) => return None,
         };
         let mut raw = RawRequest {
@@ -528,6 +554,7 @@ impl Command {
             Command::Check(_)
             | Command::Run(_)
             | Command::ServeSsh(_)
+            | Command::ServeJsonrpc(_)
             | Command::Completions(_) => {}
         }
         Ok(())

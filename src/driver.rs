@@ -43,8 +43,22 @@ type Vars = BTreeMap<&'static str, String>;
 enum Block {
     /// Actions outside any port context.
     Global(&'static str, Vars),
-    /// Actions inside one port's context.
-    Port(String, Vec<(&'static str, Vars)>),
+    /// Actions of one port (or, with LAG variables, of a LAG interface).
+    Port {
+        port: String,
+        lag: Option<Vars>,
+        actions: Vec<(&'static str, Vars)>,
+    },
+}
+
+impl Block {
+    fn port(port: String, actions: Vec<(&'static str, Vars)>) -> Block {
+        Block::Port {
+            port,
+            lag: None,
+            actions,
+        }
+    }
 }
 
 /// Builds the plan for a mutating request.
@@ -56,12 +70,13 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
     let mut first: Vec<Block> = Vec::new();
     let mut ports: Vec<Block> = Vec::new();
     let mut last: Vec<Block> = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
     match req.op {
         Op::AttachPort | Op::DetachPort | Op::UpdatePort | Op::ResetPort => {
             for c in &req.ports {
-                ports.push(Block::Port(
+                ports.push(Block::port(
                     c.port.clone(),
-                    port_actions(req.op, c, device)?,
+                    port_actions(req.op, c, device, platform, &mut warnings)?,
                 ));
             }
         }
@@ -83,6 +98,12 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
                 .lag
                 .as_ref()
                 .ok_or_else(|| Unsupported("no lag".into()))?;
+            let first_action = if req.op == Op::UpdateLag {
+                "lag_create"
+            } else {
+                "lag_delete"
+            };
+            platform.template(first_action).map_err(Unsupported)?;
             let (iface, id) = lag_interface(platform, lag)?;
             let mode_kw = lacp_keyword(platform, lag.aggregation);
             let base = Vars::from([("lag", iface.clone()), ("lag_id", id.clone())]);
@@ -91,25 +112,28 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
                 v
             };
             if req.op == Op::UpdateLag {
-                first.push(Block::Global("lag_create", with_mode(base.clone())));
+                let mut create = with_mode(base.clone());
+                create.insert("members", lag.members.join(","));
+                first.push(Block::Global("lag_create", create));
                 for m in &lag.members {
                     let mut v = with_mode(base.clone());
                     v.insert("port", m.clone());
-                    ports.push(Block::Port(m.clone(), vec![("lag_member_add", v)]));
+                    ports.push(Block::port(m.clone(), vec![("lag_member_add", v)]));
                 }
                 if let Some(l2) = &lag.l2 {
                     let mut c = l2.clone();
                     c.port = iface.clone();
-                    ports.push(Block::Port(
-                        iface.clone(),
-                        port_actions(Op::UpdatePort, &c, device)?,
-                    ));
+                    ports.push(Block::Port {
+                        port: iface.clone(),
+                        lag: Some(base.clone()),
+                        actions: port_actions(Op::UpdatePort, &c, device, platform, &mut warnings)?,
+                    });
                 }
             } else {
                 for m in &lag.members {
                     let mut v = base.clone();
                     v.insert("port", m.clone());
-                    ports.push(Block::Port(m.clone(), vec![("lag_member_remove", v)]));
+                    ports.push(Block::port(m.clone(), vec![("lag_member_remove", v)]));
                 }
                 last.push(Block::Global("lag_delete", base));
             }
@@ -150,9 +174,21 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
         }
     }
 
-    let mut out = Plan::default();
+    let mut out = Plan {
+        warnings,
+        ..Plan::default()
+    };
     for block in first.iter().chain(&ports).chain(&last) {
         render_block(platform, block, &mut out)?;
+    }
+    if out.lines.is_empty() {
+        // Supported, but nothing to type (OVS has no VLAN objects): say so rather than
+        // report a change that did not happen.
+        out.warnings.push(format!(
+            "{} needs no configuration lines on {}",
+            req.op.name(),
+            platform.name
+        ));
     }
     Ok(out)
 }
@@ -162,6 +198,8 @@ fn port_actions(
     op: Op,
     c: &PortChange,
     device: &Device,
+    platform: &Platform,
+    warnings: &mut Vec<String>,
 ) -> Result<Vec<(&'static str, Vars)>, Unsupported> {
     let port = c.port.clone();
     let v = |vlan: Vlan| Vars::from([("port", port.clone()), ("vlan", vlan.to_string())]);
@@ -169,15 +207,26 @@ fn port_actions(
     let idle = c.default_vlan.or(device.default_vlan);
     let shut = device.shut_unused_ports;
     let mut a: Vec<(&'static str, Vars)> = Vec::new();
+    // A port that may be routed (NX-OS, OS9, AOS-CX) is made a switch port before any VLAN
+    // is put on it.
+    if matches!(op, Op::AttachPort | Op::UpdatePort) && platform.supports("port_l2") {
+        a.push(("port_l2", p()));
+    }
     match op {
         Op::AttachPort => {
             let vlan = c
                 .vlan
                 .ok_or_else(|| Unsupported("attach_port needs a vlan".into()))?;
-            if let Some(idle) = idle.filter(|i| *i != vlan) {
-                a.push(("access_remove", v(idle)));
+            let trunk = c.mode == Some(PortMode::Trunk);
+            match idle.filter(|i| *i != vlan) {
+                Some(idle) if trunk && platform.native_is_access => warnings.push(format!(
+                    "on {} the idle VLAN {idle} is the port's untagged VLAN, which a trunk uses as its native VLAN: it was left in place; declare the trunk with update_port to set or clear it",
+                    platform.name
+                )),
+                Some(idle) => a.push(("access_remove", v(idle))),
+                None => {}
             }
-            if c.mode == Some(PortMode::Trunk) {
+            if trunk {
                 a.push(("trunk_mode", p()));
                 a.push(("allowed_add", v(vlan)));
             } else {
@@ -223,15 +272,34 @@ fn port_actions(
                     if let Some(native) = c.native_vlan {
                         a.push(("native_set", v(native)));
                         // Untagged frames are dropped on most platforms unless the native
-                        // VLAN is also allowed on the trunk.
-                        allowed.insert(native);
+                        // VLAN is also allowed on the trunk; where a VLAN is either
+                        // untagged or tagged on a port, it must not be tagged as well.
+                        if platform.native_in_allowed {
+                            allowed.insert(native);
+                        } else {
+                            allowed = allowed.iter().filter(|x| *x != native).collect();
+                        }
                     }
-                    a.push(("allowed_set", vlans_vars(&port, &allowed)));
+                    if !allowed.is_empty() || platform.native_in_allowed {
+                        a.push(("allowed_set", vlans_vars(&port, &allowed)));
+                    }
                 }
                 Some(PortMode::Hybrid) => {
-                    return Err(Unsupported(
-                        "hybrid ports are not supported on this platform yet".into(),
-                    ))
+                    // VRP-style hybrid ports: an untagged PVID plus tagged VLANs, without
+                    // trunk semantics. Optional: platforms without it refuse with 65.
+                    platform.template("hybrid_mode").map_err(Unsupported)?;
+                    if let Some(idle) = idle {
+                        a.push(("access_remove", v(idle)));
+                    }
+                    a.push(("hybrid_mode", p()));
+                    let mut tagged = c.allowed_vlans.clone().unwrap_or_default();
+                    if let Some(native) = c.native_vlan {
+                        a.push(("hybrid_native_set", v(native)));
+                        tagged = tagged.iter().filter(|x| *x != native).collect();
+                    }
+                    if !tagged.is_empty() {
+                        a.push(("hybrid_allowed_set", vlans_vars(&port, &tagged)));
+                    }
                 }
                 None => return Err(Unsupported("update_port needs a mode".into())),
             }
@@ -252,7 +320,29 @@ fn port_actions(
             }
         }
         Op::ResetPort => {
-            a.push(("port_reset", p()));
+            if platform.supports("port_reset") || !platform.unsupported.contains_key("port_reset") {
+                a.push(("port_reset", p()));
+            } else {
+                // Platforms that configure membership per VLAN cannot clear a port
+                // wholesale: remove the VLANs the request names.
+                let tagged = c.allowed_vlans.clone().unwrap_or_default();
+                if tagged.is_empty() && c.native_vlan.is_none() {
+                    return Err(Unsupported(format!(
+                        "reset_port on {} needs native_vlan and/or allowed_vlans: {}",
+                        platform.name,
+                        platform
+                            .unsupported
+                            .get("port_reset")
+                            .map_or("", String::as_str)
+                    )));
+                }
+                for vlan in tagged.iter() {
+                    a.push(("allowed_remove", v(vlan)));
+                }
+                if let Some(native) = c.native_vlan {
+                    a.push(("native_remove", v(native)));
+                }
+            }
             if let Some(idle) = idle {
                 a.push(("access_set", v(idle)));
             }
@@ -319,18 +409,60 @@ fn lag_interface(platform: &Platform, lag: &LagSpec) -> Result<(String, String),
 fn render_block(platform: &Platform, block: &Block, out: &mut Plan) -> Result<(), Unsupported> {
     match block {
         Block::Global(action, vars) => render_action(platform, action, vars, out),
-        Block::Port(port, actions) => {
-            let pv = Vars::from([("port", port.clone())]);
-            let wrap = platform.supports("port_enter");
-            if wrap {
-                render_action(platform, "port_enter", &pv, out)?;
-            }
+        Block::Port { port, lag, actions } => {
+            // One block per port however many actions it needs (NGS typed `interface X`
+            // again for every action). Actions that enter their own context (VLAN-centric
+            // CLIs) are rendered in order around it; the port's block sits where its first
+            // port-context action is.
+            let mut own = Plan::default();
+            let mut inner = Plan::default();
+            let mut at: Option<usize> = None;
+            let noun = platform
+                .nouns
+                .get(if lag.is_some() { "lag" } else { "port" });
             for (action, vars) in actions {
                 debug_assert!(PORT_ACTIONS.contains(action));
-                render_action(platform, action, vars, out)?;
+                let mut vars = vars.clone();
+                if let Some(n) = noun {
+                    vars.insert("noun", n.clone());
+                }
+                if platform.own_context.contains(*action) {
+                    render_action(platform, action, &vars, &mut own)?;
+                } else {
+                    let before = inner.lines.len();
+                    render_action(platform, action, &vars, &mut inner)?;
+                    if inner.lines.len() > before {
+                        at.get_or_insert(own.lines.len());
+                    }
+                }
             }
-            if wrap && platform.supports("port_exit") {
-                render_action(platform, "port_exit", &pv, out)?;
+            let mut block = Plan::default();
+            let pv = Vars::from([("port", port.clone())]);
+            if !inner.lines.is_empty() && platform.supports("port_enter") {
+                match lag {
+                    Some(lv) if platform.supports("lag_enter") => {
+                        let mut v = lv.clone();
+                        v.insert("port", port.clone());
+                        render_action(platform, "lag_enter", &v, &mut block)?;
+                    }
+                    _ => render_action(platform, "port_enter", &pv, &mut block)?,
+                }
+                block.lines.append(&mut inner.lines);
+                if platform.supports("port_exit") {
+                    render_action(platform, "port_exit", &pv, &mut block)?;
+                }
+            } else {
+                block.lines.append(&mut inner.lines);
+            }
+            let at = at.unwrap_or(own.lines.len());
+            let tail = own.lines.split_off(at);
+            out.lines.extend(own.lines);
+            out.lines.extend(block.lines);
+            out.lines.extend(tail);
+            for w in own.warnings.into_iter().chain(inner.warnings) {
+                if !out.warnings.contains(&w) {
+                    out.warnings.push(w);
+                }
             }
             Ok(())
         }
@@ -344,14 +476,48 @@ fn render_action(
     out: &mut Plan,
 ) -> Result<(), Unsupported> {
     let templates = platform.template(action).map_err(Unsupported)?;
-    for t in templates {
-        out.lines.push(render_line(platform, t, vars)?);
+    if action == "allowed_set" && platform.allowed_set_adds {
+        let w = format!(
+            "on {} allowed_vlans adds to the VLANs already tagged on the port (the platform has no replace form); reset_port removes others",
+            platform.name
+        );
+        if !out.warnings.contains(&w) {
+            out.warnings.push(w);
+        }
+    }
+    let per_vlan =
+        !vars.contains_key("vlan") && templates.iter().any(|t| t.vars().any(|v| v == "vlan"));
+    match vars.get("vlans").filter(|_| per_vlan) {
+        // Membership configured one VLAN at a time: the whole template per VLAN.
+        Some(list) => {
+            let set = VlanSet::parse(list)
+                .map_err(|e| Unsupported(format!("VLAN list {list:?}: {e}")))?;
+            for vlan in set.iter() {
+                let mut v = vars.clone();
+                v.insert("vlan", vlan.to_string());
+                for t in templates {
+                    out.lines.push(render_line(platform, t, &v)?);
+                }
+            }
+        }
+        None => {
+            for t in templates {
+                out.lines.push(render_line(platform, t, vars)?);
+            }
+        }
     }
     Ok(())
 }
 
 fn lookup<'a>(platform: &'a Platform, vars: &'a Vars) -> impl Fn(&str) -> Option<String> + 'a {
     move |name: &str| {
+        if let (Some(port), "port_type" | "port_number") = (vars.get("port"), name) {
+            let split = port
+                .find(|c: char| c.is_ascii_digit())
+                .unwrap_or(port.len());
+            let (kind, number) = port.split_at(split);
+            return Some(if name == "port_type" { kind } else { number }.to_string());
+        }
         let value = vars.get(name)?;
         if name == "vlans" {
             // Re-render the VLAN list in the platform's style.
@@ -372,7 +538,11 @@ fn render_line(platform: &Platform, t: &Template, vars: &Vars) -> Result<Line, U
     };
     let text = t.render(&look).map_err(unknown)?;
     match platform.kind {
-        Kind::Cli => Ok(Line { text, argv: None }),
+        // An empty optional value (a LAG mode keyword) leaves no trailing blank.
+        Kind::Cli => Ok(Line {
+            text: text.trim_end().to_string(),
+            argv: None,
+        }),
         Kind::Exec => {
             // Tokenise the template, not the rendered text: a value with a space stays one
             // argument, and no value can add an argument or reach a shell unquoted.

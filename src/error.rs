@@ -28,6 +28,9 @@ pub enum Error {
     /// Device lock.
     #[error(transparent)]
     Lock(#[from] crate::lock::LockError),
+    /// Request coalescing (a relayed result, or a holder that went away).
+    #[error(transparent)]
+    Spool(#[from] crate::spool::SpoolError),
     /// Audit log.
     #[error(transparent)]
     Audit(#[from] crate::audit::AuditError),
@@ -47,6 +50,7 @@ impl From<crate::request::ResolveError> for Error {
     fn from(e: crate::request::ResolveError) -> Self {
         match e {
             crate::request::ResolveError::Request(r) => Error::Request(r),
+            crate::request::ResolveError::Catalog(c) => Error::Catalog(c),
             other @ crate::request::ResolveError::UnknownPlatform { .. } => {
                 Error::ConfigMessage(other.to_string())
             }
@@ -70,15 +74,16 @@ impl Error {
                 ExitKind::Config
             }
             Error::Denied(_) => ExitKind::NotPermitted,
-            Error::Lock(crate::lock::LockError::Timeout { .. }) => ExitKind::Temporary,
-            Error::Lock(crate::lock::LockError::Io { .. }) => ExitKind::Config,
+            Error::Lock(l) => l.kind(),
+            Error::Spool(s) => s.kind(),
             Error::Session(s) => session_kind(s),
             Error::Internal(_) => ExitKind::Internal,
         }
     }
 }
 
-fn session_kind(e: &SessionError) -> ExitKind {
+/// The exit kind of a session failure (also used to relay a coalesced request's result).
+pub fn session_kind(e: &SessionError) -> ExitKind {
     match e {
         SessionError::Rejected { .. } => ExitKind::DeviceRejected,
         SessionError::Busy { .. } | SessionError::Timeout { .. } => ExitKind::Temporary,

@@ -5,6 +5,12 @@
 //! process never leaves a stale lock: the kernel drops it with the file descriptor. The
 //! holder writes its pid, request id, operation and start time into the file for diagnosis;
 //! a waiter that gives up reports them. Waiting is bounded (exit 75).
+//!
+//! With `[lock] backend = "etcd"` ([`etcd`]), a process first takes a slot here (which
+//! serialises the processes of this host and is what request coalescing waits on), then a
+//! slot of the same device in etcd, shared by every executor host.
+
+pub mod etcd;
 
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -36,6 +42,27 @@ pub enum LockError {
         /// The error.
         source: std::io::Error,
     },
+    /// The lock service (etcd) could not be reached or failed (exit 75: retry).
+    #[error("lock service: {0}")]
+    Backend(String),
+    /// The lock service refused our credentials (exit 77).
+    #[error("lock service: {0}")]
+    Denied(String),
+    /// The lock service is misconfigured (credentials file) (exit 78).
+    #[error("lock service configuration: {0}")]
+    Config(String),
+}
+
+impl LockError {
+    /// The exit kind: a busy device is temporary (75), an unusable lock directory is
+    /// configuration (78).
+    pub fn kind(&self) -> crate::exit::ExitKind {
+        match self {
+            LockError::Timeout { .. } | LockError::Backend(_) => crate::exit::ExitKind::Temporary,
+            LockError::Io { .. } | LockError::Config(_) => crate::exit::ExitKind::Config,
+            LockError::Denied(_) => crate::exit::ExitKind::NotPermitted,
+        }
+    }
 }
 
 /// What a holder writes into its lock file.
@@ -68,6 +95,41 @@ impl Drop for DeviceLock {
     }
 }
 
+/// A device lock held through the configured backend: the host's slot, plus the etcd slot
+/// when `backend = "etcd"`. Dropping it releases both.
+#[derive(Debug)]
+pub struct Held {
+    /// This host's slot.
+    pub local: DeviceLock,
+    /// The cluster-wide slot (etcd backend).
+    pub remote: Option<etcd::RemoteLock>,
+}
+
+impl Held {
+    /// The cluster-wide slot may have been lost (lease expired): do not start more work.
+    pub fn lost(&self) -> bool {
+        self.remote.as_ref().is_some_and(etcd::RemoteLock::lost)
+    }
+}
+
+/// Completes a host slot with the backend's cluster-wide slot, waiting until `deadline`.
+pub fn complete(
+    settings: &crate::config::LockSettings,
+    local: DeviceLock,
+    device: &str,
+    slots: u32,
+    holder: &Holder,
+    deadline: Instant,
+) -> Result<Held, LockError> {
+    let remote = match settings {
+        crate::config::LockSettings::File => None,
+        crate::config::LockSettings::Etcd(e) => {
+            Some(etcd::acquire(e, device, slots, holder, deadline)?)
+        }
+    };
+    Ok(Held { local, remote })
+}
+
 /// The lock file of one slot.
 pub fn slot_path(dir: &Path, device: &str, slot: u32) -> PathBuf {
     if slot == 0 {
@@ -84,6 +146,52 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LockError + '_ {
     }
 }
 
+fn ensure_dir(dir: &Path) -> Result<(), LockError> {
+    if !dir.exists() {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o750)
+            .create(dir)
+            .map_err(io(dir))?;
+    }
+    Ok(())
+}
+
+/// One pass over the slots of `device`: a free slot, or `None` when every slot is held.
+/// Never waits.
+pub fn try_acquire(
+    dir: &Path,
+    device: &str,
+    slots: u32,
+    holder: &Holder,
+) -> Result<Option<DeviceLock>, LockError> {
+    ensure_dir(dir)?;
+    for slot in 0..slots.max(1) {
+        let path = slot_path(dir, device, slot);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o640)
+            .open(&path)
+            .map_err(io(&path))?;
+        match file.try_lock() {
+            Ok(()) => {
+                let info = serde_json::to_string(holder).unwrap_or_default();
+                file.set_len(0).map_err(io(&path))?;
+                file.seek(SeekFrom::Start(0)).map_err(io(&path))?;
+                file.write_all(format!("{info}\n").as_bytes())
+                    .map_err(io(&path))?;
+                return Ok(Some(DeviceLock { file, slot, path }));
+            }
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(e)) => return Err(io(&path)(e)),
+        }
+    }
+    Ok(None)
+}
+
 /// Takes a free slot for `device`, waiting up to `timeout`. `device` must already be a
 /// validated simple name (it becomes a file name).
 pub fn acquire(
@@ -93,38 +201,11 @@ pub fn acquire(
     timeout: Duration,
     holder: &Holder,
 ) -> Result<DeviceLock, LockError> {
-    if !dir.exists() {
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o750)
-            .create(dir)
-            .map_err(io(dir))?;
-    }
     let started = Instant::now();
     let mut pause = Duration::from_millis(5);
     loop {
-        for slot in 0..slots.max(1) {
-            let path = slot_path(dir, device, slot);
-            let mut file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .mode(0o640)
-                .open(&path)
-                .map_err(io(&path))?;
-            match file.try_lock() {
-                Ok(()) => {
-                    let info = serde_json::to_string(holder).unwrap_or_default();
-                    file.set_len(0).map_err(io(&path))?;
-                    file.seek(SeekFrom::Start(0)).map_err(io(&path))?;
-                    file.write_all(format!("{info}\n").as_bytes())
-                        .map_err(io(&path))?;
-                    return Ok(DeviceLock { file, slot, path });
-                }
-                Err(TryLockError::WouldBlock) => {}
-                Err(TryLockError::Error(e)) => return Err(io(&path)(e)),
-            }
+        if let Some(lock) = try_acquire(dir, device, slots, holder)? {
+            return Ok(lock);
         }
         let waited = started.elapsed();
         if waited >= timeout {

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{Catalog, Platform};
+use crate::catalog::{Catalog, CatalogError, Platform};
 use crate::config::{Config, Device};
 use crate::validate::{self, Escaped};
 use crate::vlan::{Vlan, VlanSet};
@@ -625,35 +625,14 @@ impl Request {
         config: &'c Config,
         catalog: &'c Catalog,
     ) -> Result<(&'c Device, &'c Platform), ResolveError> {
-        let reference = self
-            .target_reference()
-            .ok_or_else(|| ResolveError::Request(bad("this request names no device")))?;
-        let device = config.find_device(&reference).ok_or_else(|| {
-            ResolveError::Request(bad(format!(
-                "unknown device {}: not a device name, alias or switch MAC in the configuration",
-                Escaped(&reference)
-            )))
+        let device = self.find_device(config)?;
+        let platform = catalog.get(&device.platform).map_err(|e| match e {
+            CatalogError::Unknown { .. } => ResolveError::UnknownPlatform {
+                device: device.name.clone(),
+                platform: device.platform.clone(),
+            },
+            other => ResolveError::Catalog(other),
         })?;
-        if let Some(l) = &self.link {
-            // When both a MAC and a name are given they must agree.
-            if let (Some(id), Some(info)) = (&l.switch_id, &l.switch_info) {
-                let by_mac = config.find_device(id).map(|d| &d.name);
-                if by_mac.is_some() && by_mac != Some(&device.name) {
-                    return Err(ResolveError::Request(bad(format!(
-                        "local_link_connection disagrees: switch_id {} is not switch_info {}",
-                        Escaped(id),
-                        Escaped(info)
-                    ))));
-                }
-            }
-        }
-        let platform =
-            catalog
-                .get(&device.platform)
-                .ok_or_else(|| ResolveError::UnknownPlatform {
-                    device: device.name.clone(),
-                    platform: device.platform.clone(),
-                })?;
         for p in &self.ports {
             check_port_for(platform, &p.port)?;
         }
@@ -663,6 +642,41 @@ impl Request {
             }
         }
         Ok((device, platform))
+    }
+
+    /// The device: `device` by name, alias or MAC; for an Ironic link, the first of
+    /// `switch_info`, `hostname`, `switch_id` that names a configured device (NGS-style
+    /// `switch_info` values that are not Mercury device names fall back to the MAC). When
+    /// both a name and a MAC resolve, they must agree.
+    fn find_device<'c>(&self, config: &'c Config) -> Result<&'c Device, ResolveError> {
+        let unknown = |what: &str| {
+            ResolveError::Request(bad(format!(
+                "unknown device {}: not a device name, alias or switch MAC in the configuration",
+                Escaped(what)
+            )))
+        };
+        if let Some(d) = &self.device {
+            return config.find_device(d).ok_or_else(|| unknown(d));
+        }
+        let l = self
+            .link
+            .as_ref()
+            .ok_or_else(|| ResolveError::Request(bad("this request names no device")))?;
+        let by_name = [&l.switch_info, &l.hostname]
+            .into_iter()
+            .flatten()
+            .find_map(|n| config.find_device(n));
+        let by_mac = l.switch_id.as_deref().and_then(|m| config.find_device(m));
+        match (by_name, by_mac) {
+            (Some(a), Some(b)) if a.name != b.name => Err(ResolveError::Request(bad(format!(
+                "local_link_connection disagrees: switch_id {} is device {} but switch_info names {}",
+                Escaped(l.switch_id.as_deref().unwrap_or_default()),
+                b.name,
+                a.name
+            )))),
+            (Some(d), _) | (None, Some(d)) => Ok(d),
+            (None, None) => Err(unknown(&self.target_reference().unwrap_or_default())),
+        }
     }
 
     /// The device reference: `device`, else the link's `switch_info` / `hostname`, else its
@@ -718,6 +732,9 @@ pub enum ResolveError {
     /// Bad request.
     #[error(transparent)]
     Request(#[from] RequestError),
+    /// The device's platform is in the catalog but does not compile (exit 78).
+    #[error(transparent)]
+    Catalog(CatalogError),
     /// devices.X.platform names no catalog platform.
     #[error("devices.{device}.platform: unknown platform {platform:?}; see `mercury check --catalog` for the list")]
     UnknownPlatform {

@@ -8,17 +8,18 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::audit::{self, AuditLog, Who};
-use crate::catalog::{Catalog, Kind};
+use crate::catalog::{Catalog, CatalogError, Kind};
 use crate::cli::{Cli, Command, Format};
 use crate::config::{Config, Device, TransportKind};
 use crate::error::Error;
 use crate::exit::ExitKind;
 use crate::forced::{self, Forced};
-use crate::lock::{self, Holder};
+use crate::lock::{self, DeviceLock, Holder, LockError};
 use crate::policy::{self, Scope};
 use crate::report::Report;
 use crate::request::{Op, RawRequest, Request, RequestError};
-use crate::session::{self, CommandRecord, Settings};
+use crate::session::{self, CommandRecord, Segment, Session, Settings, Transcript};
+use crate::spool::{self, Answer, Claim, Entry, HolderRef, Spool, SpoolError, Waited};
 use crate::{driver, ovs, timefmt, transport};
 
 /// Largest JSON request read from stdin or a file.
@@ -38,6 +39,45 @@ struct Intake {
     raw: Option<RawRequest>,
     caller: Option<String>,
     allow_devices: Option<Vec<String>>,
+    origin: Origin,
+}
+
+/// How a request that did not come through argv or SSH reached Mercury, for the audit
+/// record: the authenticated HTTP user and the client address (`serve-jsonrpc`).
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    /// The authenticated user (HTTP Basic).
+    pub http_user: Option<String>,
+    /// The client's address, as the socket activator reported it.
+    pub remote: Option<String>,
+}
+
+/// Runs one request that arrived through another intake (the JSON-RPC server) down the same
+/// path as `mercury run`: config (re-read for every request), policy with the caller's
+/// scope, lock, audit, session. Returns the finished result.
+pub fn run_request(
+    config: &Path,
+    raw: RawRequest,
+    caller: Option<String>,
+    origin: Origin,
+) -> Report {
+    let started = Instant::now();
+    let mut report = Report::new(String::new());
+    let intake = Intake {
+        raw: Some(raw),
+        caller,
+        allow_devices: None,
+        origin,
+    };
+    let result = execute_intake(config, intake, None, &mut report);
+    if report.request_id.is_empty() {
+        report.request_id = new_request_id();
+    }
+    if let Err(e) = result {
+        report.fail(e.kind(), e.to_string());
+    }
+    report.elapsed_ms = started.elapsed().as_millis() as u64;
+    report
 }
 
 /// Runs one invocation.
@@ -55,6 +95,9 @@ pub fn run(cli: Cli) -> Outcome {
             stdout: String::from_utf8_lossy(&buf).into_owned(),
             code: 0,
         };
+    }
+    if let Command::ServeJsonrpc(args) = &cli.command {
+        return crate::jsonrpc::serve_inetd(&cli.config, args);
     }
     if let Command::Check(c) = &cli.command {
         if c.table {
@@ -140,17 +183,20 @@ fn execute(cli: &Cli, report: &mut Report) -> Result<(), Error> {
                 raw: Some(raw),
                 caller: Some(s.caller.clone()),
                 allow_devices: (!s.allow_devices.is_empty()).then(|| s.allow_devices.clone()),
+                origin: Origin::default(),
             }
         }
         Command::Run(r) => Intake {
             raw: Some(read_json(r.request.as_deref())?),
             caller: None,
             allow_devices: None,
+            origin: Origin::default(),
         },
         Command::Check(_) => Intake {
             raw: None,
             caller: None,
             allow_devices: None,
+            origin: Origin::default(),
         },
         other => Intake {
             raw: Some(
@@ -160,10 +206,25 @@ fn execute(cli: &Cli, report: &mut Report) -> Result<(), Error> {
             ),
             caller: None,
             allow_devices: None,
+            origin: Origin::default(),
         },
     };
     report.dry_run |= cli.dry_run;
+    let check_only = match &cli.command {
+        Command::Check(c) => Some(c.catalog),
+        _ => None,
+    };
+    execute_intake(&cli.config, intake, check_only, report)
+}
 
+/// Everything after intake: config, request, policy, lock, audit, session. `check_only` is
+/// `Some(catalog_only)` for `mercury check`, which has no request.
+fn execute_intake(
+    config_path: &Path,
+    intake: Intake,
+    check_only: Option<bool>,
+    report: &mut Report,
+) -> Result<(), Error> {
     if let Some(raw) = &intake.raw {
         report.op = raw.op.clone();
         if let Some(id) = &raw.request_id {
@@ -173,20 +234,25 @@ fn execute(cli: &Cli, report: &mut Report) -> Result<(), Error> {
         }
     }
 
-    let config = Config::load(&cli.config)?;
+    let config = Config::load(config_path)?;
     let catalog = Catalog::load(&config.plugins_dir)?;
 
     let Some(raw) = intake.raw else {
-        let Command::Check(c) = &cli.command else {
+        let Some(catalog_only) = check_only else {
             return Err(Error::Internal("no request".into()));
         };
-        return check(&config, &catalog, c.catalog, report);
+        return check(&config, &catalog, catalog_only, report);
     };
 
-    let who = Who::current(
+    let mut who = Who::current(
         intake.caller.clone(),
         std::env::var("SSH_CONNECTION").ok().as_deref(),
     );
+    if intake.origin.http_user.is_some() || intake.origin.remote.is_some() {
+        who.ssh_client = None;
+        who.http_user = intake.origin.http_user.clone();
+        who.http_client = intake.origin.remote.clone();
+    }
     let scope = match &intake.caller {
         Some(name) => Some(Scope {
             caller: config.callers.get(name).ok_or_else(|| {
@@ -210,6 +276,8 @@ fn execute(cli: &Cli, report: &mut Report) -> Result<(), Error> {
         report,
         audit: None,
         started_written: false,
+        device_contacted: false,
+        how_extra: serde_json::Map::new(),
         what: json!({"op": raw.op}),
         why: json!({}),
     };
@@ -271,8 +339,61 @@ struct Job<'a> {
     report: &'a mut Report,
     audit: Option<AuditLog>,
     started_written: bool,
+    /// Lines were (or may have been) sent to the device for this request.
+    device_contacted: bool,
+    /// Extra keys for the finished record's `how` (coalescing).
+    how_extra: serde_json::Map<String, serde_json::Value>,
     what: serde_json::Value,
     why: serde_json::Value,
+}
+
+/// The lock slots of one device, for one request.
+struct Locks<'l> {
+    settings: &'l crate::config::LockSettings,
+    dir: &'l Path,
+    device: &'l str,
+    slots: u32,
+    holder: &'l Holder,
+}
+
+impl Locks<'_> {
+    fn try_acquire(&self) -> Result<Option<DeviceLock>, Error> {
+        Ok(lock::try_acquire(
+            self.dir,
+            self.device,
+            self.slots,
+            self.holder,
+        )?)
+    }
+
+    fn acquire(&self, deadline: Instant) -> Result<DeviceLock, Error> {
+        Ok(lock::acquire(
+            self.dir,
+            self.device,
+            self.slots,
+            deadline.saturating_duration_since(Instant::now()),
+            self.holder,
+        )?)
+    }
+
+    fn complete(&self, local: DeviceLock, deadline: Instant) -> Result<lock::Held, Error> {
+        Ok(lock::complete(
+            self.settings,
+            local,
+            self.device,
+            self.slots,
+            self.holder,
+            deadline,
+        )?)
+    }
+
+    fn timeout(&self, waited: Duration) -> LockError {
+        LockError::Timeout {
+            device: self.device.to_string(),
+            waited,
+            holders: lock::describe_holders(self.dir, self.device, self.slots),
+        }
+    }
 }
 
 impl Job<'_> {
@@ -353,24 +474,65 @@ impl Job<'_> {
             since: timefmt::now_rfc3339(),
         };
         let waited = Instant::now();
-        let held = lock::acquire(
-            &self.config.lock_dir,
-            &device.name,
-            device.max_sessions,
-            device.lock_timeout,
-            &holder,
-        )?;
+        let lock_deadline = waited + device.lock_timeout;
+        // OVS requests are computed from OVSDB state read in their own session (`ovs`), so
+        // their plan is not what gets applied: they never ride another session.
+        let coalesce = self.config.coalesce.enabled
+            && self.config.coalesce.max_batch > 0
+            && !ovs::handles(platform);
+        let spool = Spool::new(&self.config.lock_dir, &device.name);
+        // Requests are only coalesced with a holder that would have planned them the same
+        // way: same binary, same config file, same device settings and platform.
+        let compat = format!(
+            "mercury {} {} {} {:?}",
+            env!("CARGO_PKG_VERSION"),
+            self.config.path.display(),
+            platform.name,
+            device
+        );
+        let locks = Locks {
+            settings: &self.config.lock,
+            dir: &self.config.lock_dir,
+            device: &device.name,
+            slots: device.max_sessions,
+            holder: &holder,
+        };
+        let local = match locks.try_acquire()? {
+            Some(lock) => lock,
+            None if coalesce => {
+                match self.wait_in_spool(
+                    &spool,
+                    &req,
+                    &plan,
+                    &compat,
+                    device,
+                    &locks,
+                    lock_deadline,
+                )? {
+                    Some(lock) => lock,
+                    // A holder applied it; the report is filled in.
+                    None => return Ok(()),
+                }
+            }
+            None => locks.acquire(lock_deadline)?,
+        };
+        // With etcd: this host's slot is ours; now the cluster-wide one (local requests
+        // spool to us meanwhile).
+        let held = locks.complete(local, lock_deadline)?;
         log::info!(
             "{}: {} on {} ({}), lock slot {} after {} ms",
             self.report.request_id,
             req.op.name(),
             device.name,
             platform.name,
-            held.slot,
+            held.local.slot,
             waited.elapsed().as_millis()
         );
-        // The started record must be on disk before the device is touched.
-        self.audit_started()?;
+        if !self.started_written {
+            // The started record must be on disk before the device is touched.
+            self.audit_started()?;
+        }
+        self.device_contacted = true;
         device.check_secret_modes()?;
         let enable_secret = device
             .enable_secret_file
@@ -410,10 +572,50 @@ impl Job<'_> {
             self.report.warnings.extend(done.warnings);
             return Ok(());
         }
-        let (transcript, result) = session::run(conn, platform, &plan, &settings);
+        let (mut session, opened) = Session::open(conn, platform, &settings);
+        let mut transcript = opened.transcript;
+        let own = match opened.result {
+            Ok(()) => {
+                let applied = session.apply(&plan, deadline);
+                transcript.append(applied.transcript);
+                applied.result
+            }
+            Err(e) => Err(e),
+        };
+        // Before closing (after our own lines, before the save): apply spooled requests.
+        let served = if coalesce {
+            self.serve(&mut session, &spool, &compat, device, deadline, &held)
+        } else {
+            Vec::new()
+        };
+        let finished = session.finish();
+        let shared: Result<(), (ExitKind, String)> = finished
+            .result
+            .as_ref()
+            .map(|_| ())
+            .map_err(|e| (crate::error::session_kind(e), e.to_string()));
+        let mut served_ids = Vec::new();
+        for (claim, segment) in served {
+            served_ids.push(claim.entry.request_id.clone());
+            let answer = self.answer_for(&claim, segment, &finished.transcript, &shared, device);
+            if let Err(e) = claim.answer(&answer) {
+                self.report
+                    .warnings
+                    .push(format!("coalesced request {}: {e}", answer.request_id));
+            }
+        }
+        if !served_ids.is_empty() {
+            self.report.data = json!({"coalesced": {"role": "holder", "served": served_ids}});
+            self.how_extra
+                .insert("coalesced_served".into(), json!(served_ids));
+        }
+        if own.is_ok() {
+            transcript.append(finished.transcript);
+        }
         self.report.commands = transcript.commands;
         self.report.round_trips = transcript.round_trips;
-        result?;
+        own?;
+        finished.result?;
         self.report.changed = !plan.lines.is_empty();
         self.report.msg = format!(
             "{} applied on {} ({} lines, {} round trips)",
@@ -425,6 +627,151 @@ impl Job<'_> {
         Ok(())
     }
 
+    /// The lock is busy: spool the planned request for the holder and wait for its answer,
+    /// or for the lock. `Some(lock)`: run it ourselves; `None`: done, the report is filled.
+    #[allow(clippy::too_many_arguments)]
+    fn wait_in_spool(
+        &mut self,
+        spool: &Spool,
+        req: &Request,
+        plan: &driver::Plan,
+        compat: &str,
+        device: &Device,
+        locks: &Locks,
+        lock_deadline: Instant,
+    ) -> Result<Option<DeviceLock>, Error> {
+        // A holder may touch the device for us as soon as the request is spooled.
+        self.audit_started()?;
+        let entry = Entry::new(&self.report.request_id, req.op.name(), compat, plan);
+        let ticket = match spool.submit(&entry) {
+            Ok(t) => t,
+            Err(e) => {
+                self.report
+                    .warnings
+                    .push(format!("request not coalesced: {e}"));
+                return Ok(Some(locks.acquire(lock_deadline)?));
+            }
+        };
+        // A holder stops claiming at the end of its own request deadline and gives each
+        // claimed request at most request_timeout, so an answer is due within two of them.
+        let cap = device.request_timeout * 2 + Duration::from_secs(30);
+        let waited = spool::wait(&ticket, lock_deadline, cap, || locks.try_acquire());
+        let answer = match waited {
+            Ok(Waited::Lock(lock)) => return Ok(Some(lock)),
+            Ok(Waited::TimedOut) => return Err(locks.timeout(device.lock_timeout).into()),
+            Ok(Waited::Answered(a)) => a,
+            Err(e) => {
+                if matches!(e, Error::Spool(SpoolError::Abandoned(_))) {
+                    self.device_contacted = true;
+                }
+                return Err(e);
+            }
+        };
+        self.device_contacted = true;
+        self.report.commands = answer.commands.clone();
+        self.report.round_trips = answer.round_trips;
+        self.report.changed = answer.changed;
+        self.report.msg = answer.msg.clone();
+        self.report.data = json!({"coalesced": {
+            "role": "waiter",
+            "holder_pid": answer.holder.pid,
+            "holder_request_id": answer.holder.request_id,
+        }});
+        self.how_extra
+            .insert("coalesced_by".into(), json!(answer.holder.request_id));
+        match answer.kind() {
+            ExitKind::Ok => Ok(None),
+            kind => Err(SpoolError::Relayed {
+                kind,
+                message: answer.msg.clone(),
+            }
+            .into()),
+        }
+    }
+
+    /// Claims spooled requests (oldest first, at most `max_batch`) and applies each in
+    /// this session, each with its own deadline and failure isolation.
+    fn serve(
+        &mut self,
+        session: &mut Session,
+        spool: &Spool,
+        compat: &str,
+        device: &Device,
+        own_deadline: Instant,
+        held: &lock::Held,
+    ) -> Vec<(Claim, Segment)> {
+        let mut server = spool.server(compat);
+        let mut out = Vec::new();
+        let max = self.config.coalesce.max_batch as usize;
+        while session.healthy() && out.len() < max && Instant::now() < own_deadline && !held.lost()
+        {
+            match server.claim_next() {
+                Ok(Some(claim)) => {
+                    let segment =
+                        session.apply(&claim.entry.plan(), Instant::now() + device.request_timeout);
+                    out.push((claim, segment));
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    self.report
+                        .warnings
+                        .push(format!("coalescing stopped: {e}"));
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    /// A waiter's result: its own lines and outcome, plus the shared save when its own
+    /// part succeeded.
+    fn answer_for(
+        &self,
+        claim: &Claim,
+        segment: Segment,
+        finish: &Transcript,
+        shared: &Result<(), (ExitKind, String)>,
+        device: &Device,
+    ) -> Answer {
+        let mut t = segment.transcript;
+        let result = match segment.result {
+            Err(e) => Err((crate::error::session_kind(&e), e.to_string())),
+            Ok(()) => {
+                t.append(Transcript {
+                    commands: finish.commands.clone(),
+                    round_trips: finish.round_trips,
+                });
+                shared.clone()
+            }
+        };
+        let (rc, msg) = match result {
+            Ok(()) => (
+                0,
+                format!(
+                    "{} applied on {} ({} lines, {} round trips; coalesced into the session of request {})",
+                    claim.entry.op,
+                    device.name,
+                    t.commands.len(),
+                    t.round_trips,
+                    self.report.request_id
+                ),
+            ),
+            Err((kind, msg)) => (kind.code(), msg),
+        };
+        Answer {
+            request_id: claim.entry.request_id.clone(),
+            rc,
+            msg,
+            changed: rc == 0 && !claim.entry.lines.is_empty(),
+            commands: t.commands,
+            round_trips: t.round_trips,
+            holder: HolderRef {
+                pid: std::process::id(),
+                request_id: self.report.request_id.clone(),
+            },
+        }
+    }
+
     fn get_switches(&mut self) -> Result<(), Error> {
         let mut list = Vec::new();
         for d in self.config.devices.values() {
@@ -433,7 +780,7 @@ impl Job<'_> {
                     continue;
                 }
             }
-            let platform = self.catalog.get(&d.platform);
+            let platform = self.catalog.get(&d.platform).ok();
             list.push(json!({
                 "name": d.name,
                 "platform": platform.map(|p| p.name.clone()).unwrap_or_else(|| d.platform.clone()),
@@ -555,9 +902,13 @@ impl Job<'_> {
             "changed": self.report.changed && kind == ExitKind::Ok,
             "lines": self.report.commands.iter().map(|c| c.input.clone()).collect::<Vec<_>>(),
             "round_trips": self.report.round_trips,
-            "device_contacted": self.started_written,
+            "device_contacted": self.device_contacted,
             "warnings": self.report.warnings,
         });
+        let mut how = how;
+        if let Some(map) = how.as_object_mut() {
+            map.extend(self.how_extra.clone());
+        }
         let (id, who, what, why) = (
             self.report.request_id.clone(),
             self.who.clone(),
@@ -602,11 +953,13 @@ fn check(
     if !catalog_only {
         for d in config.devices.values() {
             match catalog.get(&d.platform) {
-                None => problems.push(format!(
+                Err(CatalogError::Unknown { .. }) => problems.push(format!(
                     "devices.{}.platform: unknown platform {:?}",
                     d.name, d.platform
                 )),
-                Some(p) => {
+                // The lint above already reports a platform that does not compile.
+                Err(_) => {}
+                Ok(p) => {
                     if let Err(e) = check_transport_fits(d, p.kind) {
                         problems.push(e.to_string());
                     }
@@ -628,18 +981,18 @@ fn check(
     }
     report.data = json!({
         "problems": problems,
-        "platforms": catalog.platforms().map(|p| p.name.clone()).collect::<Vec<_>>(),
+        "platforms": catalog.names().collect::<Vec<_>>(),
         "devices": if catalog_only { 0 } else { config.devices.len() },
     });
     if problems.is_empty() {
         report.msg = if catalog_only {
-            format!("catalog ok: {} platforms", catalog.platforms().count())
+            format!("catalog ok: {} platforms", catalog.names().count())
         } else {
             format!(
                 "configuration ok: {} devices, {} callers, catalog of {} platforms",
                 config.devices.len(),
                 config.callers.len(),
-                catalog.platforms().count()
+                catalog.names().count()
             )
         };
         Ok(())
@@ -652,65 +1005,12 @@ fn check(
     }
 }
 
-/// The supported-operations table (Markdown), generated from the catalog.
+/// The supported-platforms table (Markdown), generated from the catalog (built-in plus the
+/// config's plugins.d when a configuration is readable).
 fn table(config_path: &Path) -> Result<String, Error> {
     let catalog = match Config::load(config_path) {
         Ok(c) => Catalog::load(&c.plugins_dir)?,
         Err(_) => Catalog::builtin()?,
     };
-    let columns: [(&str, &[&str]); 9] = [
-        ("attach/detach access", &["access_set", "access_remove"]),
-        (
-            "trunk + native",
-            &[
-                "trunk_mode",
-                "native_set",
-                "allowed_set",
-                "allowed_add",
-                "allowed_remove",
-            ],
-        ),
-        ("reset", &["port_reset"]),
-        ("networks", &["network_add", "network_delete"]),
-        ("enable/disable", &["enable", "disable"]),
-        ("description", &["description"]),
-        ("MTU", &["mtu"]),
-        (
-            "LAG",
-            &[
-                "lag_create",
-                "lag_delete",
-                "lag_member_add",
-                "lag_member_remove",
-            ],
-        ),
-        ("OVS plug", &["plug", "unplug"]),
-    ];
-    let mut out = String::from("| platform | kind | aliases |");
-    for (name, _) in &columns {
-        out.push_str(&format!(" {name} |"));
-    }
-    out.push_str("\n|---|---|---|");
-    out.push_str(&"---|".repeat(columns.len()));
-    out.push('\n');
-    for p in catalog.platforms() {
-        let kind = if p.kind == Kind::Cli { "cli" } else { "exec" };
-        out.push_str(&format!(
-            "| `{}` | {kind} | {} |",
-            p.name,
-            p.aliases.join(", ")
-        ));
-        for (_, actions) in &columns {
-            let all = actions.iter().all(|a| p.supports(a));
-            out.push_str(if all {
-                " yes |"
-            } else if actions.iter().any(|a| p.supports(a)) {
-                " partial |"
-            } else {
-                " — |"
-            });
-        }
-        out.push('\n');
-    }
-    Ok(out)
+    Ok(catalog.table()?)
 }

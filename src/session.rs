@@ -14,7 +14,7 @@
 
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::catalog::{Kind, Platform};
 use crate::driver::{Line, Plan};
@@ -28,7 +28,7 @@ const MAX_OUTPUT: usize = 256 * 1024;
 pub const REDACTED: &str = "********";
 
 /// One line sent and what came back.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommandRecord {
     /// The line (secrets never appear).
     pub input: String,
@@ -198,22 +198,155 @@ pub fn run(
     plan: &Plan,
     settings: &Settings,
 ) -> (Transcript, Result<(), SessionError>) {
-    match conn {
-        Connection::Shell(shell) => {
-            let mut s = CliSession::new(shell, platform, settings);
-            let r = s.run_plan(plan);
-            s.shell.close(Instant::now() + Duration::from_secs(2));
-            (s.transcript, r)
-        }
-        Connection::Exec(exec) => {
-            let mut s = ExecSession {
-                exec,
-                platform,
-                settings,
+    let (mut session, opened) = Session::open(conn, platform, settings);
+    let mut transcript = opened.transcript;
+    if let Err(e) = opened.result {
+        session.finish();
+        return (transcript, Err(e));
+    }
+    let applied = session.apply(plan, settings.deadline);
+    transcript.append(applied.transcript);
+    let finished = session.finish();
+    transcript.append(finished.transcript);
+    (transcript, applied.result.and(finished.result))
+}
+
+/// One part of a session: the lines sent for it and how it ended.
+#[derive(Debug)]
+pub struct Segment {
+    /// Lines sent during this part, with their round trips.
+    pub transcript: Transcript,
+    /// How it ended.
+    pub result: Result<(), SessionError>,
+}
+
+impl Transcript {
+    /// Appends another part's lines and round trips.
+    pub fn append(&mut self, other: Transcript) {
+        self.commands.extend(other.commands);
+        self.round_trips += other.round_trips;
+    }
+}
+
+/// An open conversation that applies one or more plans in turn (request coalescing).
+///
+/// [`Session::open`] logs in and sets the terminal up; each [`Session::apply`] enters
+/// configuration mode if needed, sends one plan's lines and the platform's commit, and on a
+/// failure runs the platform's abort and leaves configuration mode, so the next plan starts
+/// from a known mode and never inherits the failed plan's uncommitted lines (Junos
+/// `rollback 0`, NVUE `nv config detach`). [`Session::finish`] leaves configuration mode,
+/// saves once if any plan was applied and closes. A session whose failure left it in an
+/// unknown state (timeout, lost connection, unexpected mode, busy device) is not
+/// [`healthy`](Session::healthy) and must not be given more plans.
+pub struct Session<'a> {
+    inner: Inner<'a>,
+    healthy: bool,
+    applied: bool,
+}
+
+enum Inner<'a> {
+    Cli(CliSession<'a>),
+    Exec(ExecSession<'a>),
+}
+
+impl<'a> Session<'a> {
+    /// Opens the conversation: waits for the login prompt and runs the setup lines (CLI).
+    pub fn open(
+        conn: Connection,
+        platform: &'a Platform,
+        settings: &'a Settings,
+    ) -> (Session<'a>, Segment) {
+        let (inner, result) = match conn {
+            Connection::Shell(shell) => {
+                let mut s = CliSession::new(shell, platform, settings);
+                let r = s.open();
+                (Inner::Cli(s), r)
+            }
+            Connection::Exec(exec) => (
+                Inner::Exec(ExecSession {
+                    exec,
+                    platform,
+                    settings,
+                    deadline: settings.deadline,
+                    transcript: Transcript::default(),
+                    aborted_cleanly: true,
+                }),
+                Ok(()),
+            ),
+        };
+        let mut session = Session {
+            inner,
+            healthy: result.is_ok(),
+            applied: false,
+        };
+        let transcript = session.take_transcript();
+        (session, Segment { transcript, result })
+    }
+
+    /// Can it take another plan?
+    pub fn healthy(&self) -> bool {
+        self.healthy
+    }
+
+    /// Applies one plan (lines + commit) with its own deadline. A rejected line or commit is
+    /// rolled back as far as the platform allows and leaves the session healthy; any
+    /// other failure does not.
+    pub fn apply(&mut self, plan: &Plan, deadline: Instant) -> Segment {
+        if !self.healthy {
+            return Segment {
                 transcript: Transcript::default(),
+                result: Err(SessionError::Transport(TransportError::Lost(
+                    "the session is unusable after an earlier failure".into(),
+                ))),
             };
-            let r = s.run_plan(plan);
-            (s.transcript, r)
+        }
+        let result = match &mut self.inner {
+            Inner::Cli(s) => {
+                s.deadline = deadline;
+                s.apply(plan)
+            }
+            Inner::Exec(s) => {
+                s.deadline = deadline;
+                s.apply(plan)
+            }
+        };
+        match &result {
+            Ok(()) => self.applied = true,
+            Err(SessionError::Rejected { .. }) => {
+                // Usable again only if the abort brought it back where a plan starts.
+                self.healthy = match &self.inner {
+                    Inner::Cli(s) => s.mode == s.platform.save_mode,
+                    Inner::Exec(s) => s.aborted_cleanly,
+                }
+            }
+            Err(_) => self.healthy = false,
+        }
+        let transcript = self.take_transcript();
+        Segment { transcript, result }
+    }
+
+    /// Leaves configuration mode, saves (when configured and some plan was applied) and
+    /// closes. Without an applied plan nothing is sent: the failure path already left
+    /// configuration mode.
+    pub fn finish(mut self) -> Segment {
+        let applied = self.applied;
+        let result = match &mut self.inner {
+            Inner::Cli(s) => {
+                let r = if applied { s.finish() } else { Ok(()) };
+                s.shell.close(Instant::now() + Duration::from_secs(2));
+                r
+            }
+            Inner::Exec(s) if applied => s.finish(),
+            Inner::Exec(_) => Ok(()),
+        };
+        let transcript = self.take_transcript();
+        Segment { transcript, result }
+    }
+
+    fn take_transcript(&mut self) -> Transcript {
+        match &mut self.inner {
+            Inner::Cli(s) => std::mem::take(&mut s.transcript),
+            Inner::Exec(s) => std::mem::take(&mut s.transcript),
         }
     }
 }
@@ -301,7 +434,12 @@ struct CliSession<'a> {
     settings: &'a Settings,
     /// Host name pinned from the login prompt.
     host: Option<String>,
+    /// Each mode's prompt with the pinned host written in literally (`None`: the mode's
+    /// prompt has no `host` group).
+    pinned: Vec<Option<regex::Regex>>,
     mode: String,
+    /// Deadline of the current part of the session.
+    deadline: Instant,
     transcript: Transcript,
 }
 
@@ -320,26 +458,40 @@ impl<'a> CliSession<'a> {
             platform,
             settings,
             host: None,
+            pinned: Vec::new(),
             mode: String::new(),
+            deadline: settings.deadline,
             transcript: Transcript::default(),
         }
     }
 
-    fn run_plan(&mut self, plan: &Plan) -> Result<(), SessionError> {
-        let p = self.platform;
+    /// Login prompt and setup lines.
+    fn open(&mut self) -> Result<(), SessionError> {
         self.wait(&Wait {
             line: "",
             secret: false,
         })?;
-        for line in &p.on_open {
+        for line in &self.platform.on_open {
             self.command(line)?;
         }
-        self.goto(&p.config_mode)?;
+        Ok(())
+    }
+
+    /// Configuration mode, the plan's lines and the commit; on failure the abort.
+    fn apply(&mut self, plan: &Plan) -> Result<(), SessionError> {
+        let config_mode = self.platform.config_mode.clone();
+        self.goto(&config_mode)?;
         let applied = self.configure(plan);
         if let Err(e) = applied {
             self.abort();
             return Err(e);
         }
+        Ok(())
+    }
+
+    /// Out of configuration mode, save, leave.
+    fn finish(&mut self) -> Result<(), SessionError> {
+        let p = self.platform;
         self.leave_config()?;
         if self.settings.save {
             for line in &p.save {
@@ -446,10 +598,12 @@ impl<'a> CliSession<'a> {
             });
         }
         if let Some(ind) = find_indicator(&self.platform.failures, &output) {
-            return Err(SessionError::Rejected {
-                line: line.to_string(),
-                indicator: ind,
-            });
+            if find_indicator(&self.platform.idempotent, &output).is_none() {
+                return Err(SessionError::Rejected {
+                    line: line.to_string(),
+                    indicator: ind,
+                });
+            }
         }
         Ok(output)
     }
@@ -477,7 +631,7 @@ impl<'a> CliSession<'a> {
     fn wait(&mut self, w: &Wait) -> Result<String, SessionError> {
         let p = self.platform;
         let now = Instant::now();
-        let deadline = (now + self.settings.command_timeout).min(self.settings.deadline);
+        let deadline = (now + self.settings.command_timeout).min(self.deadline);
         let awaited = if w.line.is_empty() {
             "the login prompt".to_string()
         } else {
@@ -508,6 +662,9 @@ impl<'a> CliSession<'a> {
                 let tail = &text[tail_start..];
                 if let Some((mode, host, at)) = self.match_prompt(tail) {
                     if self.host.is_none() {
+                        if let Some(h) = &host {
+                            self.pinned = p.modes.iter().map(|m| m.prompt.pinned(h)).collect();
+                        }
                         self.host = host;
                     }
                     self.mode = mode;
@@ -587,8 +744,13 @@ impl<'a> CliSession<'a> {
     /// The mode whose prompt ends `tail` (respecting the pinned host), with the host
     /// capture and where the prompt starts in `tail`.
     fn match_prompt(&self, tail: &str) -> Option<(String, Option<String>, usize)> {
-        for m in &self.platform.modes {
-            if let Some(caps) = m.prompt.regex.captures(tail) {
+        for (i, m) in self.platform.modes.iter().enumerate() {
+            let regex = self
+                .pinned
+                .get(i)
+                .and_then(Option::as_ref)
+                .unwrap_or(&m.prompt.regex);
+            if let Some(caps) = regex.captures(tail) {
                 let host = caps.name("host").map(|h| h.as_str().to_string());
                 if let (Some(pinned), Some(h)) = (&self.host, &host) {
                     if pinned != h {
@@ -650,26 +812,40 @@ struct ExecSession<'a> {
     exec: Box<dyn Exec>,
     platform: &'a Platform,
     settings: &'a Settings,
+    /// Deadline of the current part of the session.
+    deadline: Instant,
     transcript: Transcript,
+    /// Every abort line of the last failed plan succeeded.
+    aborted_cleanly: bool,
+}
+
+fn fixed_line(l: &str) -> Line {
+    Line {
+        text: l.to_string(),
+        argv: Some(l.split_whitespace().map(str::to_string).collect()),
+    }
 }
 
 impl ExecSession<'_> {
-    fn run_plan(&mut self, plan: &Plan) -> Result<(), SessionError> {
+    fn apply(&mut self, plan: &Plan) -> Result<(), SessionError> {
         let p = self.platform;
-        let fixed = |l: &String| Line {
-            text: l.clone(),
-            argv: Some(l.split_whitespace().map(str::to_string).collect()),
-        };
         let mut lines: Vec<Line> = plan.lines.clone();
-        lines.extend(p.commit.iter().map(fixed));
+        lines.extend(p.commit.iter().map(|l| fixed_line(l)));
         if let Err(e) = lines.iter().try_for_each(|l| self.run_line(l)) {
-            for l in p.abort.iter().map(fixed) {
-                let _ = self.run_line(&l);
+            self.aborted_cleanly = true;
+            for l in p.abort.iter().map(|l| fixed_line(l)) {
+                if self.run_line(&l).is_err() {
+                    self.aborted_cleanly = false;
+                }
             }
             return Err(e);
         }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), SessionError> {
         if self.settings.save {
-            for l in p.save.iter().map(fixed) {
+            for l in self.platform.save.iter().map(|l| fixed_line(l)) {
                 self.run_line(&l)?;
             }
         }
@@ -678,7 +854,7 @@ impl ExecSession<'_> {
 
     fn run_line(&mut self, line: &Line) -> Result<(), SessionError> {
         let started = Instant::now();
-        let deadline = (started + self.settings.command_timeout).min(self.settings.deadline);
+        let deadline = (started + self.settings.command_timeout).min(self.deadline);
         let argv = line
             .argv
             .clone()
@@ -713,7 +889,8 @@ impl ExecSession<'_> {
                 indicator: ind,
             });
         }
-        if out.status != 0 {
+        let already = find_indicator(&self.platform.idempotent, &shown).is_some();
+        if out.status != 0 && !already {
             let why = shown
                 .lines()
                 .rev()
@@ -734,7 +911,7 @@ impl ExecSession<'_> {
                 ),
             });
         }
-        if let Some(ind) = find_indicator(&self.platform.failures, &shown) {
+        if let Some(ind) = find_indicator(&self.platform.failures, &shown).filter(|_| !already) {
             return Err(SessionError::Rejected {
                 line: line.text.clone(),
                 indicator: ind,
@@ -860,6 +1037,84 @@ mod tests {
                 "chunk {chunk}"
             );
         }
+    }
+
+    fn lines(texts: &[&str]) -> Plan {
+        Plan {
+            lines: texts
+                .iter()
+                .map(|t| Line {
+                    text: t.to_string(),
+                    argv: None,
+                })
+                .collect(),
+            warnings: vec![],
+        }
+    }
+
+    /// Coalescing: three plans in one session; the rejected middle one leaves
+    /// configuration mode, the next enters it again, and one save covers the batch.
+    #[test]
+    fn a_rejected_plan_in_a_session_does_not_disturb_the_next() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("cisco_ios").unwrap();
+        let replies = [
+            "terminal length 0\r\nleaf1#",
+            "terminal width 511\r\nleaf1#",
+            "configure terminal\r\nleaf1(config)#",
+            "interface Gi1/0/5\r\nleaf1(config-if)#",
+            "switchport access vlan 120\r\nleaf1(config-if)#",
+            "exit\r\nleaf1(config)#",
+            "interface Gi1/0/6\r\nleaf1(config-if)#",
+            "switchport access vlan 150\r\n% Invalid input detected at '^' marker.\r\nleaf1(config-if)#",
+            "end\r\nleaf1#",
+            "configure terminal\r\nleaf1(config)#",
+            "interface Gi1/0/7\r\nleaf1(config-if)#",
+            "switchport access vlan 130\r\nleaf1(config-if)#",
+            "exit\r\nleaf1(config)#",
+            "end\r\nleaf1#",
+            "copy running-config startup-config\r\nDestination filename [startup-config]? ",
+            "\r\n[OK]\r\nleaf1#",
+            "",
+        ];
+        let settings = settings(true, None);
+        let (mut s, opened) = Session::open(
+            Connection::Shell(Box::new(Replay::new("leaf1#", &replies, 3))),
+            p,
+            &settings,
+        );
+        opened.result.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let a = s.apply(
+            &lines(&["interface Gi1/0/5", "switchport access vlan 120", "exit"]),
+            deadline,
+        );
+        a.result.unwrap();
+        let b = s.apply(
+            &lines(&["interface Gi1/0/6", "switchport access vlan 150", "exit"]),
+            deadline,
+        );
+        assert!(matches!(b.result, Err(SessionError::Rejected { .. })));
+        assert!(s.healthy(), "a rejected line leaves the session usable");
+        let inputs = |t: &Transcript| -> Vec<String> {
+            t.commands.iter().map(|c| c.input.clone()).collect()
+        };
+        assert_eq!(
+            inputs(&b.transcript),
+            ["interface Gi1/0/6", "switchport access vlan 150", "end"]
+        );
+        let c = s.apply(
+            &lines(&["interface Gi1/0/7", "switchport access vlan 130", "exit"]),
+            deadline,
+        );
+        c.result.unwrap();
+        assert_eq!(inputs(&c.transcript)[0], "configure terminal");
+        let f = s.finish();
+        f.result.unwrap();
+        assert_eq!(
+            inputs(&f.transcript),
+            ["end", "copy running-config startup-config", "exit"]
+        );
     }
 
     #[test]
@@ -999,6 +1254,92 @@ mod tests {
                 .map(|(_, l)| l)
                 .collect();
             assert_eq!(sent, scripted);
+        }
+    }
+
+    /// `[sw-1-Eth-Trunk7]`: with a greedy host group the host would read `sw-1-Eth`, not
+    /// the `sw-1` pinned at login, and the prompt would never be recognised.
+    #[test]
+    fn dashed_host_and_interface_names_do_not_split_vrp_prompts() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("huawei").unwrap();
+        let plan = Plan {
+            lines: ["interface Eth-Trunk7", "mode lacp", "quit"]
+                .iter()
+                .map(|t| Line {
+                    text: t.to_string(),
+                    argv: None,
+                })
+                .collect(),
+            warnings: vec![],
+        };
+        let replies = [
+            "screen-length 0 temporary\r\nInfo: The configuration takes effect on the current user terminal interface only.\r\n<sw-1>",
+            "system-view\r\nEnter system view, return user view with Ctrl+Z.\r\n[sw-1]",
+            "interface Eth-Trunk7\r\n[sw-1-Eth-Trunk7]",
+            "mode lacp\r\n[sw-1-Eth-Trunk7]",
+            "quit\r\n[sw-1]",
+            "return\r\n<sw-1>",
+            "save\r\n  The current configuration will be written to the device.\r\n  Are you sure to continue?[Y/N]:",
+            "y\r\n  Save the configuration successfully.\r\n<sw-1>",
+            "",
+        ];
+        for chunk in [1, 3, 4096] {
+            let replay = Replay::new("\r\n<sw-1>", &replies, chunk);
+            let (t, r) = run(
+                Connection::Shell(Box::new(replay)),
+                p,
+                &plan,
+                &settings(true, None),
+            );
+            r.unwrap_or_else(|e| panic!("chunk {chunk}: {e}"));
+            let sent: Vec<String> = t.commands.iter().map(|c| c.input.clone()).collect();
+            let scripted: Vec<String> =
+                script(p, &plan, true).into_iter().map(|(_, l)| l).collect();
+            assert_eq!(sent, scripted, "chunk {chunk}");
+        }
+    }
+
+    #[test]
+    fn srl_two_line_prompt_and_commit_on_leaving_the_candidate() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("nokia_srl").unwrap();
+        let plan = Plan {
+            lines: vec![Line {
+                text: "set / interface ethernet-1/5 admin-state enable".into(),
+                argv: None,
+            }],
+            warnings: vec![],
+        };
+        let running = "--{ running }--[  ]--\r\nA:leaf1# ";
+        let cand = "--{ candidate private private-admin }--[  ]--\r\nA:leaf1# ";
+        let replies = [
+            format!("enter candidate private\r\n{cand}"),
+            "set / interface ethernet-1/5 admin-state enable\r\n--{ +* candidate private private-admin }--[  ]--\r\nA:leaf1# ".to_string(),
+            format!("commit now\r\nAll changes have been committed. Leaving candidate mode.\r\n{running}"),
+            String::new(),
+        ];
+        let replies: Vec<&str> = replies.iter().map(String::as_str).collect();
+        for chunk in [1, 7, 4096] {
+            let replay = Replay::new(&format!("Welcome\r\n{running}"), &replies, chunk);
+            let (t, r) = run(
+                Connection::Shell(Box::new(replay)),
+                p,
+                &plan,
+                &settings(false, None),
+            );
+            r.unwrap_or_else(|e| panic!("chunk {chunk}: {e}"));
+            let sent: Vec<String> = t.commands.iter().map(|c| c.input.clone()).collect();
+            assert_eq!(
+                sent,
+                vec![
+                    "enter candidate private",
+                    "set / interface ethernet-1/5 admin-state enable",
+                    "commit now",
+                    "quit"
+                ],
+                "chunk {chunk}"
+            );
         }
     }
 

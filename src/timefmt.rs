@@ -22,6 +22,30 @@ pub fn rfc3339(t: SystemTime) -> String {
     )
 }
 
+/// Now, as an HTTP date (`Sun, 29 Nov 2026 21:55:35 GMT`, RFC 9110 IMF-fixdate).
+pub fn http_date_now() -> String {
+    http_date(SystemTime::now())
+}
+
+/// A time as an HTTP date (IMF-fixdate, always GMT).
+pub fn http_date(t: SystemTime) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let secs = t.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{}, {d:02} {} {y:04} {:02}:{:02}:{:02} GMT",
+        DAYS[days.rem_euclid(7) as usize],
+        MONTHS[(m as usize).saturating_sub(1) % 12],
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's method).
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
@@ -48,5 +72,7 @@ mod tests {
         assert_eq!(rfc3339(t), "2026-11-29T22:04:05.123Z");
         let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
         assert_eq!(&rfc3339(leap)[..10], "2000-02-29");
+        let t = UNIX_EPOCH + Duration::from_secs(1_795_989_335);
+        assert_eq!(http_date(t), "Sun, 29 Nov 2026 21:55:35 GMT");
     }
 }

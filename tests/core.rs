@@ -1005,3 +1005,38 @@ fn diagnostics_go_to_stderr_and_stdout_stays_one_object() {
     );
     assert!(r.stderr.contains("lock slot 0"), "{}", r.stderr);
 }
+
+#[test]
+fn ngs_style_switch_info_falls_back_to_switch_id_and_disagreement_is_refused() {
+    let lab = Lab::new(&[
+        SimDevice {
+            extra: "mac = \"02:00:00:00:01:01\"",
+            ..SimDevice::new("leaf-ios", "cisco_ios")
+        },
+        SimDevice {
+            extra: "mac = \"02:00:00:00:01:02\"",
+            ..SimDevice::new("leaf-junos", "juniper")
+        },
+    ]);
+    let req = |info: &str| {
+        format!(
+            r#"{{"op":"is_link_valid","local_link_connection":{{"switch_id":"02:00:00:00:01:01","port_id":"Gi1/0/8","switch_info":"{info}"}}}}"#
+        )
+    };
+    // An NGS [genericswitch:...] name Mercury does not know: the MAC decides.
+    let v = lab
+        .mercury(["run"])
+        .stdin(&req("tor-a-ngs"))
+        .run()
+        .expect(0);
+    assert_eq!(v["device"], "leaf-ios");
+    assert_eq!(v["data"]["valid"], true);
+    // A name that resolves to another device than the MAC: refused.
+    let v = lab
+        .mercury(["run"])
+        .stdin(&req("leaf-junos"))
+        .run()
+        .expect(0);
+    assert_eq!(v["data"]["valid"], false);
+    assert!(v["msg"].as_str().unwrap().contains("disagrees"), "{v}");
+}

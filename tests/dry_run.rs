@@ -1,3 +1,4 @@
+#![allow(clippy::expect_used)]
 //! `--dry-run` plans, snapshotted per platform and operation: the exact lines Mercury would
 //! type, in order, including mode changes and save/commit. A change to a template, to the
 //! composition rules or to the session's navigation shows up here as a diff to review.
@@ -45,7 +46,59 @@ const OPS: &[(&str, &[&str])] = &[
             "9000",
         ],
     ),
+    (
+        "update_trunk_native_only",
+        &[
+            "update-port",
+            "--port",
+            "{port}",
+            "--mode",
+            "trunk",
+            "--native-vlan",
+            "110",
+            "--allowed-vlans",
+            "120,130-133",
+        ],
+    ),
+    (
+        "update_hybrid",
+        &[
+            "update-port",
+            "--port",
+            "{port}",
+            "--mode",
+            "hybrid",
+            "--native-vlan",
+            "110",
+            "--allowed-vlans",
+            "120,130-133",
+        ],
+    ),
+    (
+        "detach_trunk",
+        &[
+            "detach-port",
+            "--port",
+            "{port}",
+            "--vlan",
+            "120",
+            "--mode",
+            "trunk",
+        ],
+    ),
     ("reset", &["reset-port", "--port", "{port}"]),
+    (
+        "reset_named_vlans",
+        &[
+            "reset-port",
+            "--port",
+            "{port}",
+            "--native-vlan",
+            "110",
+            "--allowed-vlans",
+            "120,130",
+        ],
+    ),
     (
         "add_network",
         &["add-network", "--vlan", "120", "--name", "tenant-a"],
@@ -108,6 +161,9 @@ fn plans(platform: &str, port: &str, port2: &str) -> String {
             for l in r.inputs() {
                 out.push_str(&format!("{l}\n"));
             }
+            for w in r.json()["warnings"].as_array().into_iter().flatten() {
+                out.push_str(&format!("# warning: {}\n", w.as_str().unwrap_or_default()));
+            }
         } else {
             out.push_str(&format!(
                 "rc {}: {}\n",
@@ -124,17 +180,62 @@ fn plans(platform: &str, port: &str, port2: &str) -> String {
     out
 }
 
-#[test]
-fn cisco_ios() {
-    insta::assert_snapshot!(plans("cisco_ios", "Gi1/0/5", "Gi1/0/6"));
+/// One snapshot per platform: `(test name = platform, first port, second port)`, port
+/// names as the platform (and the simulator's inventory) spells them.
+/// Platforms that plug OVS representor ports (SmartNIC/DPU) are verified against a real
+/// ovsdb-server by their own tests, not by these switch operations.
+fn representors(catalog: &mercury::catalog::Catalog, name: &str) -> bool {
+    catalog.get(name).is_ok_and(|p| p.supports("plug"))
 }
 
-#[test]
-fn juniper() {
-    insta::assert_snapshot!(plans("juniper", "ge-0/0/5", "ge-0/0/6"));
+macro_rules! platforms {
+    ($($platform:ident: $port:expr, $port2:expr;)*) => {
+        $(
+            #[test]
+            fn $platform() {
+                let plans = plans(stringify!($platform), $port, $port2);
+                insta::with_settings!({ omit_expression => true }, {
+                    insta::assert_snapshot!(plans);
+                });
+            }
+        )*
+
+        /// Every catalog platform has a snapshot here.
+        #[test]
+        fn every_platform_is_snapshotted() {
+            let tested = [$(stringify!($platform)),*];
+            let catalog = mercury::catalog::Catalog::builtin().expect("built-in catalog");
+            let missing: Vec<&str> = catalog
+                .names()
+                .filter(|n| !tested.contains(n) && !representors(&catalog, n))
+                .collect();
+            assert!(missing.is_empty(), "no dry-run snapshot for {missing:?}");
+        }
+    };
 }
 
-#[test]
-fn cumulus_nvue() {
-    insta::assert_snapshot!(plans("cumulus_nvue", "swp5", "swp6"));
+platforms! {
+    arista_eos: "Ethernet5", "Ethernet6";
+    aruba_aoscx: "1/1/5", "1/1/6";
+    brocade_fastiron: "ethernet1/1/5", "ethernet1/1/6";
+    cisco_ios: "Gi1/0/5", "Gi1/0/6";
+    cisco_nxos: "Ethernet1/5", "Ethernet1/6";
+    cisco_s300: "GigabitEthernet1/0/5", "GigabitEthernet1/0/6";
+    cumulus: "swp5", "swp6";
+    cumulus_nvue: "swp5", "swp6";
+    dell_enterprise_sonic: "Ethernet20", "Ethernet24";
+    dell_force10: "TenGigabitEthernet1/5", "TenGigabitEthernet1/6";
+    dell_os10: "ethernet1/1/5", "ethernet1/1/6";
+    dell_powerconnect: "Gi1/0/5", "Gi1/0/6";
+    hpe_comware: "GigabitEthernet1/0/5", "GigabitEthernet1/0/6";
+    huawei: "GigabitEthernet0/0/5", "GigabitEthernet0/0/6";
+    huawei_vrpv8: "GE1/0/5", "GE1/0/6";
+    juniper: "ge-0/0/5", "ge-0/0/6";
+    mellanox_mlnxos: "Eth1/5", "Eth1/6";
+    nokia_srl: "ethernet-1/5", "ethernet-1/6";
+    ovs_linux: "eth5", "eth6";
+    pluribus: "5", "6";
+    ruijie: "GigabitEthernet0/5", "GigabitEthernet0/6";
+    sonic: "Ethernet20", "Ethernet24";
+    supermicro_smis: "Gi0/5", "Gi0/6";
 }

@@ -1,0 +1,192 @@
+"""Stock Ironic against ``mercury serve-jsonrpc --inetd``: Ironic's own
+networking RPC client (``ironic.networking.rpcapi.NetworkingAPI`` over
+``ironic.common.json_rpc.client``, http_basic auth) and Ironic's own
+``ironic-networking`` network interface, through a socket activator on
+127.0.0.1, with the simulated switches' state asserted.
+"""
+
+import pytest
+from keystoneauth1 import exceptions as ks_exc
+from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
+
+from ironic.common import context as ironic_context
+from ironic.common import exception
+from ironic.common.json_rpc import client as json_rpc_client
+from ironic.common import states
+from ironic.conductor import task_manager
+from ironic.networking import api as networking_api
+from ironic.networking import rpcapi
+from ironic.tests.unit.db import base as db_base
+from ironic.tests.unit.objects import utils as obj_utils
+
+CONF = cfg.CONF
+GROUP = 'ironic_networking_json_rpc'
+
+# The http_basic plugin's options (username, password) are registered at
+# run time by keystoneauth; register them up front so tests can set them.
+CONF.register_opts(ks_loading.get_auth_plugin_conf_options('http_basic'),
+                   GROUP)
+
+
+def gi(n):
+    return 'GigabitEthernet1/0/%d' % n
+
+
+class JsonRpcTestCase(db_base.DbTestCase):
+    # Loading the fake hardware type probes for programs.
+    block_execute = False
+
+
+    def _clear_attrs(self):
+        for key in [k for k in self.__dict__
+                    if k[0] != '_' and not k.startswith('test')]:
+            del self.__dict__[key]
+
+    @pytest.fixture(autouse=True)
+    def _servers(self, lab, jsonrpc_server):
+        self.lab = lab
+        self.server = jsonrpc_server
+
+    def setUp(self):
+        super().setUp()
+        self.config(rpc_transport='json-rpc', group='ironic_networking')
+        self.config(auth_strategy='http_basic', host_ip='127.0.0.1',
+                    port=self.server.port, username='ironic',
+                    password='secret', group=GROUP)
+        self.reset_client()
+        self.addCleanup(self.reset_client)
+        self.ctx = ironic_context.get_admin_context()
+
+    @staticmethod
+    def reset_client():
+        # Ironic caches the API object and the keystoneauth adapter.
+        networking_api._NETWORKING_API = None
+        json_rpc_client._SESSIONS.pop(GROUP, None)
+
+    def api(self):
+        return rpcapi.NetworkingAPI()
+
+
+class NetworkingApiTestCase(JsonRpcTestCase):
+
+    def test_update_port_then_reset_port(self):
+        api = self.api()
+        result = api.update_port(
+            self.ctx, '02:00:00:00:01:01', 'Gi1/0/5',
+            'Ironic Port 7d1f6c2e-0000-4000-8000-000000000001', 'access',
+            120, allowed_vlans=None, lag_name=None, default_vlan=10)
+        self.assertEqual('configured', result['status'])
+        self.assertEqual(120, result['native_vlan'])
+        self.assertEqual(120, self.lab.port('leaf-1', gi(5))['access_vlan'])
+
+        result = api.reset_port(self.ctx, '02:00:00:00:01:01', 'Gi1/0/5',
+                                120, allowed_vlans=None, default_vlan=10)
+        self.assertEqual('reset', result['status'])
+        self.assertEqual(10, self.lab.port('leaf-1', gi(5))['access_vlan'])
+
+        # One ordinary Mercury request per call, audited with the HTTP user.
+        started = self.lab.requests()
+        self.assertEqual(['update_port', 'reset_port'],
+                         [r['what']['op'] for r in started])
+        self.assertEqual({'ironic'}, {r['who']['http_user'] for r in started})
+
+    def test_trunk_by_device_name(self):
+        self.api().update_port(self.ctx, 'leaf-2', 'Gi1/0/6', 'd', 'trunk',
+                               130, allowed_vlans=[101, 102], lag_name=None,
+                               default_vlan=None)
+        port = self.lab.port('leaf-2', gi(6))
+        self.assertEqual(('trunk', 130), (port['mode'], port['native_vlan']))
+        self.assertTrue({101, 102} <= set(port['allowed_vlans']), port)
+
+    def test_get_switches(self):
+        switches = self.api().get_switches(self.ctx)
+        self.assertEqual({'02:00:00:00:01:01', '02:00:00:00:01:02'},
+                         set(switches))
+        self.assertEqual('leaf-1',
+                         switches['02:00:00:00:01:01']['device_name'])
+
+    def test_policy_refusal_raises_invalid_parameter_value(self):
+        e = self.assertRaises(
+            exception.InvalidParameterValue, self.api().update_port,
+            self.ctx, 'leaf-1', 'Gi1/0/5', 'd', 'access', 300)
+        self.assertIn('denied by devices.leaf-1.allowed_vlans', str(e))
+        self.assertEqual([], self.lab.requests())
+
+    def test_device_failure_raises_network_error(self):
+        self.lab.sim_faults['leaf-1'] = ['--fault',
+                                         'reject=switchport access vlan 121']
+        self.lab.write_config()
+        e = self.assertRaises(
+            exception.NetworkError, self.api().update_port,
+            self.ctx, 'leaf-1', 'Gi1/0/5', 'd', 'access', 121)
+        self.assertIn('mercury rc 1 device_rejected', str(e))
+
+    def test_wrong_password_gets_401(self):
+        self.config(password='wrong', group=GROUP)
+        self.reset_client()
+        e = self.assertRaises(ks_exc.Unauthorized, self.api().get_switches,
+                              self.ctx)
+        self.assertIn('Incorrect username or password', str(e))
+        self.assertEqual([], self.lab.audit())
+
+    def test_config_change_applies_without_restart(self):
+        api = self.api()
+        api.update_port(self.ctx, 'leaf-1', 'Gi1/0/5', 'd', 'access', 150)
+        # Narrow the policy; the next call (on the same kept-alive
+        # connection) already sees it.
+        text = self.lab.config.read_text()
+        self.lab.config.write_text(text.replace('"100-199"', '"100-149"'))
+        self.assertRaises(exception.InvalidParameterValue, api.update_port,
+                          self.ctx, 'leaf-1', 'Gi1/0/5', 'd', 'access', 150)
+
+
+class TlsTestCase(JsonRpcTestCase):
+    """TLS in front of the same one-shot process (socat OPENSSL-LISTEN), with
+    Ironic's client verifying the certificate against its cafile."""
+
+    @pytest.fixture(autouse=True)
+    def _tls(self, jsonrpc_tls_server):
+        self.tls = jsonrpc_tls_server
+
+    def test_update_port_over_tls(self):
+        self.config(port=self.tls.port, client_use_ssl=True,
+                    cafile=str(self.tls.cafile), group=GROUP)
+        self.reset_client()
+        self.api().update_port(self.ctx, 'leaf-1', 'Gi1/0/4', 'd', 'access',
+                               110)
+        self.assertEqual(110, self.lab.port('leaf-1', gi(4))['access_vlan'])
+        self.assertIn('127.0.0.1', {r['who']['http_client']
+                                    for r in self.lab.requests()})
+
+
+class StockInterfaceTestCase(JsonRpcTestCase):
+    """Ironic's own ironic-networking interface, unchanged, with Mercury as
+    its networking service."""
+
+    def test_provisioning_and_tenant_through_ironic_networking(self):
+        self.config(enabled_hardware_types=['fake-hardware'],
+                    enabled_network_interfaces=['ironic-networking', 'noop'])
+        self.config(idle_network='access/native_vlan=10',
+                    provisioning_network='access/native_vlan=100',
+                    group='ironic_networking')
+        node = obj_utils.create_test_node(
+            self.context, network_interface='ironic-networking',
+            provision_state=states.DEPLOYING)
+        obj_utils.create_test_port(
+            self.context, node_id=node.id, address='52:54:00:00:00:07',
+            local_link_connection={'switch_id': '02:00:00:00:01:01',
+                                   'port_id': 'Gi1/0/7'},
+            extra={'switchport': {'mode': 'access', 'native_vlan': 120}})
+        with task_manager.acquire(self.context, node.uuid) as task:
+            net = task.driver.network
+            net.add_provisioning_network(task)
+            self.assertEqual(100, self.lab.port('leaf-1', gi(7))['access_vlan'])
+            net.remove_provisioning_network(task)
+            self.assertEqual(10, self.lab.port('leaf-1', gi(7))['access_vlan'])
+            net.configure_tenant_networks(task)
+            self.assertEqual(120, self.lab.port('leaf-1', gi(7))['access_vlan'])
+            net.unconfigure_tenant_networks(task)
+            self.assertEqual(10, self.lab.port('leaf-1', gi(7))['access_vlan'])
+        reasons = {r['why']['reason'] for r in self.lab.requests()}
+        self.assertTrue(all('over JSON-RPC' in r for r in reasons), reasons)
