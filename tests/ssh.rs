@@ -1,6 +1,7 @@
 //! End-to-end tests of the `ssh` transport against a real OpenSSH sshd on 127.0.0.1, with
 //! `mercury-sim` behind every login (`ForceCommand`). They assert the simulated switch's
-//! state after successful runs, and the stage and exit code of every failure.
+//! state after successful runs (once its sessions have ended: behind sshd they end after
+//! Mercury has gone), and the stage and exit code of every failure.
 
 mod common;
 
@@ -63,7 +64,7 @@ fn ios_lab(sim_extra: &[&str], device_extra: &str) -> (Lab, Sshd) {
 }
 
 fn assert_access_vlan(lab: &Lab, device: &str, port: &str, vlan: u64) {
-    let p = lab.port(device, port);
+    let p = lab.settled_port(device, port);
     assert_eq!(
         (p["mode"].as_str(), p["access_vlan"].as_u64()),
         (Some("access"), Some(vlan)),
@@ -80,7 +81,7 @@ fn attach_over_ssh_with_an_ed25519_key_and_pinned_host_key() {
     let v = r.expect(0);
     assert_eq!(v["changed"], true, "{v}");
     assert_access_vlan(&lab, "leaf", "GigabitEthernet1/0/5", 120);
-    let saved = &lab.state("leaf")["saved"]["ports"]["GigabitEthernet1/0/5"];
+    let saved = &lab.settled_state("leaf")["saved"]["ports"]["GigabitEthernet1/0/5"];
     assert_eq!(saved["access_vlan"], 120, "saved: {saved}");
     // Over a PTY the tty echoes; the session still finds every prompt.
     let sent = lab.transcript("leaf");
@@ -533,7 +534,7 @@ fn device_error_marker_is_1_and_the_abort_ran() {
         "abort did not run: {inputs:?}"
     );
     assert!(!inputs.iter().any(|l| l == "commit"), "{inputs:?}");
-    let port = lab.port("leaf", "ge-0/0/5");
+    let port = lab.settled_port("leaf", "ge-0/0/5");
     assert_ne!(port["access_vlan"], 120, "{port}");
 }
 
@@ -560,7 +561,7 @@ fn exec_platform_over_ssh_judges_each_command_by_exit_status() {
         r.inputs().last().map(String::as_str),
         Some("nv config save")
     );
-    let state = lab.state("leaf");
+    let state = lab.settled_state("leaf");
     assert_eq!(
         state["running"]["ports"]["swp5"]["access_vlan"], 120,
         "{state}"
@@ -575,7 +576,7 @@ fn exec_platform_over_ssh_judges_each_command_by_exit_status() {
         r.inputs().last().map(String::as_str),
         Some("nv config detach")
     );
-    let state = lab.state("leaf");
+    let state = lab.settled_state("leaf");
     assert!(state["pending"].is_null(), "{}", state["pending"]);
     assert!(state["running"]["ports"]["swp6"]["access_vlan"].is_null());
 }
@@ -696,7 +697,7 @@ fn concurrent_requests_to_one_device_are_serialised_by_the_lock() {
     for i in 1..=6 {
         assert_access_vlan(&lab, "leaf", &format!("GigabitEthernet1/0/{i}"), 120);
     }
-    let sessions = &lab.state("leaf")["sessions"];
+    let sessions = &lab.settled_state("leaf")["sessions"];
     assert_eq!(sessions["max_seen"], 1, "max_sessions = 1: {sessions}");
 }
 
@@ -793,7 +794,7 @@ fn real_pty_bytes_read_one_at_a_time_match_the_dry_run_script() {
             "{c:?}"
         );
     }
-    let state = lab.state("leaf");
+    let state = lab.settled_state("leaf");
     assert_eq!(
         state["running"]["vlans"]["120"]["name"], "one-byte",
         "{state}"

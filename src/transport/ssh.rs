@@ -993,10 +993,13 @@ impl Shell for SshShell {
     }
 
     fn close(&mut self, deadline: Instant) {
+        // A PTY shell does not end on EOF, and after the session's last line (its `close`
+        // lines, or the abort after a failure) there is nothing left to wait for: hang up.
+        // sshd closes the terminal, the device's session ends, and the server answers with
+        // its own close, which is awaited (bounded) so the goodbye is orderly.
         let ch = &mut self.channel;
         let _ = self.link.retry(deadline, || ch.send_eof());
-        // The device normally ends the session itself after the last `exit`; read what is
-        // left until its EOF, then close.
+        let _ = self.link.retry(deadline, || ch.close());
         let mut buf = [0u8; READ_CHUNK];
         while !self.channel.eof() && Instant::now() < deadline {
             match self.channel.read(&mut buf) {
@@ -1010,7 +1013,6 @@ impl Shell for SshShell {
             }
         }
         let ch = &mut self.channel;
-        let _ = self.link.retry(deadline, || ch.close());
         let _ = self.link.retry(deadline, || ch.wait_close());
     }
 

@@ -444,6 +444,41 @@ impl super::Lab {
         ));
     }
 
+    /// The simulator's state once every session of `device` has ended. Behind sshd the
+    /// simulator's session ends after Mercury has disconnected (sshd hangs it up), and its
+    /// last write races a reader (`mercury-sim show` peeks at the file without its lock), so
+    /// wait — bounded — until the state parses and no session is active.
+    pub fn settled_state(&self, device: &str) -> serde_json::Value {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let path = self.path(&format!("{device}.json"));
+        loop {
+            let out = Command::new(super::sim_bin())
+                .args(["show", "--state"])
+                .arg(&path)
+                .output()
+                .expect("mercury-sim show");
+            let parsed: Option<serde_json::Value> = serde_json::from_slice(&out.stdout).ok();
+            if let Some(v) = &parsed {
+                if v["sessions"]["active"] == 0 {
+                    return v.clone();
+                }
+            }
+            if Instant::now() >= deadline {
+                panic!(
+                    "state of {device} did not settle: {}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// A running-config port entry of [`super::Lab::settled_state`].
+    pub fn settled_port(&self, device: &str, port: &str) -> serde_json::Value {
+        self.settled_state(device)["running"]["ports"][port].clone()
+    }
+
     /// Writes a secret file (mode 0600) in the lab and returns its path.
     pub fn secret(&self, name: &str, value: &str) -> PathBuf {
         let p = self.path(name);
