@@ -475,3 +475,41 @@ fn crlf_line_endings_and_prompt_flush() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+/// Regression: `show` used to read the platform name without the state lock, so a show
+/// racing a writer's in-place rewrite saw an empty file ("no state", exit 66).
+#[test]
+fn show_never_sees_a_half_written_state() {
+    let t = Tmp::new("showrace");
+    let s = t.path("s.json");
+    let sp = s.to_str().unwrap().to_string();
+    assert_eq!(exec("sonic", &s, "sudo config vlan add 100").code, 0);
+    let writer = {
+        let sp = sp.clone();
+        std::thread::spawn(move || {
+            for i in 0..60 {
+                let cmd = format!("sudo config vlan add {}", 200 + i);
+                let st = Command::new(BIN)
+                    .args(["--platform", "sonic", "--state", &sp, &cmd])
+                    .output()
+                    .unwrap();
+                assert!(st.status.success());
+            }
+        })
+    };
+    let mut shows = 0;
+    while !writer.is_finished() {
+        let out = Command::new(BIN)
+            .args(["show", "--state", &sp])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "show failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        shows += 1;
+    }
+    writer.join().unwrap();
+    assert!(shows > 0);
+}
