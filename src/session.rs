@@ -864,9 +864,10 @@ impl ExecSession<'_> {
             .exec
             .exec(&argv, &line.text, deadline)
             .map_err(|e| match e {
-                TransportError::Timeout { waited, .. } => SessionError::Timeout {
+                // The line's own clock: the transport's may start after channel setup.
+                TransportError::Timeout { .. } => SessionError::Timeout {
                     awaited: format!("{:?} to finish", line.text),
-                    waited,
+                    waited: started.elapsed(),
                     tail: String::new(),
                 },
                 other => other.into(),
