@@ -166,7 +166,11 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
             };
             first.push(Block::Global(action, v));
         }
-        Op::GetAllowedNetworkTypes | Op::IsLinkValid | Op::IsPortSupported | Op::GetSwitches => {
+        Op::GetAllowedNetworkTypes
+        | Op::IsLinkValid
+        | Op::IsPortSupported
+        | Op::GetSwitches
+        | Op::VerifyPort => {
             return Err(Unsupported(format!(
                 "{} does not change a device",
                 req.op.name()

@@ -582,7 +582,11 @@ pub fn prepare(
             )?;
             return Err(Unsupported("LAGs are not supported on ovs".into()));
         }
-        Op::GetAllowedNetworkTypes | Op::IsLinkValid | Op::IsPortSupported | Op::GetSwitches => {
+        Op::GetAllowedNetworkTypes
+        | Op::IsLinkValid
+        | Op::IsPortSupported
+        | Op::GetSwitches
+        | Op::VerifyPort => {
             return Err(Unsupported(format!(
                 "{} does not change a device",
                 req.op.name()
