@@ -564,6 +564,20 @@ fn render_line(platform: &Platform, t: &Template, vars: &Vars) -> Result<Line, U
     }
 }
 
+/// The platform's show lines for reading `port` back (`[platforms.X.verify] show`), rendered
+/// like templates: validated values only, one argument per template word on exec platforms.
+pub fn show_lines(
+    platform: &Platform,
+    spec: &crate::catalog::VerifySpec,
+    port: &str,
+) -> Result<Vec<Line>, Unsupported> {
+    let vars = Vars::from([("port", port.to_string())]);
+    spec.show
+        .iter()
+        .map(|t| render_line(platform, t, &vars))
+        .collect()
+}
+
 /// POSIX-shell-quotes each argument that needs it and joins with spaces; what a remote
 /// shell behind an SSH exec channel receives.
 pub fn shell_join(argv: &[String]) -> String {
