@@ -1461,6 +1461,43 @@ mod tests {
     }
 
     #[test]
+    fn lint_requires_verify_to_be_declared_either_way() {
+        let mut c = Catalog::default();
+        c.add_text("test", MINI).unwrap();
+        let problems = c.lint().join("\n");
+        assert!(
+            problems.contains("verify: neither show lines with a parser nor verify.unsupported"),
+            "{problems}"
+        );
+        let bad = format!(
+            "{MINI}\n[platforms.mini.verify]\nshow = [\"show run int {{port}} {{vlan}}\"]\nparser = \"textfsm\"\nmode = \"config\"\nmodes = {{ general = \"tagged\" }}\nunread = [\"colour\"]\n"
+        );
+        let mut c = Catalog::default();
+        c.add_text("test", &bad).unwrap();
+        let problems = c.lint().join("\n");
+        for want in [
+            "verify.parser \"textfsm\" is not one of",
+            "verify.show: variable {vlan}",
+            "verify.mode \"config\" is a configuration mode",
+            "verify.modes.general",
+            "verify.unread: \"colour\"",
+        ] {
+            assert!(problems.contains(want), "{want}: {problems}");
+        }
+        let declared = format!("{MINI}\n[platforms.mini.verify]\nunsupported = \"no show\"\n");
+        let mut c = Catalog::default();
+        c.add_text("test", &declared).unwrap();
+        assert!(!c.lint().join("\n").contains("verify"));
+        assert!(c
+            .get("mini")
+            .unwrap()
+            .verify
+            .spec("mini")
+            .unwrap_err()
+            .contains("no show"));
+    }
+
+    #[test]
     fn lint_catches_escape_hatch_misuse() {
         let text = MINI
             .replace(

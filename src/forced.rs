@@ -211,6 +211,18 @@ mod tests {
     }
 
     #[test]
+    fn verify_is_allowed_over_ssh() {
+        assert!(matches!(
+            parse("attach-port --verify --device leaf-1 --port E1 --vlan 120 --reason r"),
+            Ok(Forced::Args(_))
+        ));
+        assert!(matches!(
+            parse("verify-port --device leaf-1 --port E1 --mode access --native-vlan 120"),
+            Ok(Forced::Args(_))
+        ));
+    }
+
+    #[test]
     fn refusals() {
         for bad in [
             "attach-port --config /tmp/x.toml",

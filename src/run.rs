@@ -1274,11 +1274,17 @@ fn read_states(
         };
         let (segment, outputs) = session.read(&lines, spec.mode.as_deref(), deadline);
         transcript.append(segment.transcript);
-        if let Err(e) = segment.result {
-            return (transcript, Err(e));
+        match segment.result {
+            Err(session::SessionError::Rejected { .. }) if c.may_be_absent => {
+                states.push(PortState::absent());
+                continue;
+            }
+            Err(e) => return (transcript, Err(e)),
+            Ok(()) => {}
         }
         match verify::parse(platform, spec, &c.port, &outputs) {
             Ok(s) => states.push(s),
+            Err(_) if c.may_be_absent => states.push(PortState::absent()),
             Err(message) => {
                 return (
                     transcript,

@@ -73,6 +73,9 @@ pub struct PortState {
     /// Fields this platform's output does not carry (left out of comparisons).
     #[serde(skip_serializing_if = "BTreeSet::is_empty")]
     pub unread: BTreeSet<&'static str>,
+    /// The device has no such interface (a LAG interface before `update_lag` creates it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub absent: bool,
 }
 
 fn ser_vlans<S: Serializer>(set: &BTreeSet<u16>, s: S) -> Result<S::Ok, S::Error> {
@@ -274,6 +277,29 @@ pub struct Check {
     pub port: String,
     /// The expectations (empty: just report the state).
     pub expect: Expect,
+    /// The interface may not exist yet (the LAG interface `update_lag` creates): a show
+    /// the device refuses, or whose output lacks it, reads as [`PortState::absent`].
+    pub may_be_absent: bool,
+}
+
+impl Check {
+    fn new(port: &str, expect: Expect) -> Check {
+        Check {
+            port: port.to_string(),
+            expect,
+            may_be_absent: false,
+        }
+    }
+}
+
+impl PortState {
+    /// A port the device does not have.
+    pub fn absent() -> PortState {
+        PortState {
+            absent: true,
+            ..PortState::default()
+        }
+    }
 }
 
 /// One difference between expectation and state.
@@ -325,6 +351,16 @@ impl Expect {
 
     /// Compares `state` with the expectations.
     pub fn check(&self, s: &PortState) -> Verdict {
+        if s.absent {
+            return Verdict {
+                drift: vec![Drift {
+                    field: "port",
+                    expected: "present".into(),
+                    actual: json!("absent"),
+                }],
+                unverified: Vec::new(),
+            };
+        }
         let mut found: Vec<Drift> = Vec::new();
         let mut drift = |field: &'static str, expected: String, actual: Value| {
             found.push(Drift {
@@ -510,10 +546,10 @@ pub fn checks(
     match req.op {
         Op::AttachPort | Op::DetachPort | Op::UpdatePort | Op::ResetPort | Op::VerifyPort => {
             for c in &req.ports {
-                out.push(Check {
-                    port: c.port.clone(),
-                    expect: expect_port(req.op, c, device, platform),
-                });
+                out.push(Check::new(
+                    &c.port,
+                    expect_port(req.op, c, device, platform),
+                ));
             }
         }
         Op::UpdateLag | Op::DeleteLag => {
@@ -524,28 +560,25 @@ pub fn checks(
             let name = lag_name(platform, &lag.name);
             let member_of = (req.op == Op::UpdateLag).then(|| name.clone());
             for m in &lag.members {
-                out.push(Check {
-                    port: m.clone(),
-                    expect: Expect {
+                out.push(Check::new(
+                    m,
+                    Expect {
                         lag: Some(member_of.clone()),
                         ..Expect::default()
                     },
-                });
+                ));
             }
             if let Some(l2) = lag.l2.as_ref().filter(|_| req.op == Op::UpdateLag) {
                 out.push(Check {
-                    port: name,
-                    expect: expect_port(Op::UpdatePort, l2, device, platform),
+                    may_be_absent: true,
+                    ..Check::new(&name, expect_port(Op::UpdatePort, l2, device, platform))
                 });
             }
         }
         Op::PlugPort | Op::UnplugPort => {
             // OVS representors are verified by `ovs` against its own OVSDB read.
             for c in &req.ports {
-                out.push(Check {
-                    port: c.port.clone(),
-                    expect: Expect::default(),
-                });
+                out.push(Check::new(&c.port, Expect::default()));
             }
         }
         Op::AddNetwork

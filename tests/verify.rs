@@ -19,7 +19,7 @@ use serde_json::Value;
 
 struct Spec {
     platform: &'static str,
-    ports: [&'static str; 2],
+    ports: [&'static str; 3],
     /// Trunks with a native VLAN are supported.
     native: bool,
     /// The simulator shows this platform's trunks in a form the vendor does not print
@@ -27,15 +27,19 @@ struct Spec {
     trunk_sim_gap: bool,
     /// Removing one tagged VLAN cannot run on the simulator (tests/platforms.rs).
     untag_sim_gap: bool,
+    /// LAG members (and the LAG interface's L2 settings) are checked; false where
+    /// tests/platforms.rs says the simulator cannot run the platform's LAG step.
+    lag: bool,
 }
 
-const fn spec(platform: &'static str, ports: [&'static str; 2]) -> Spec {
+const fn spec(platform: &'static str, ports: [&'static str; 3]) -> Spec {
     Spec {
         platform,
         ports,
         native: true,
         trunk_sim_gap: false,
         untag_sim_gap: false,
+        lag: true,
     }
 }
 
@@ -87,7 +91,7 @@ fn after<'a>(v: &'a Value, port: &str) -> &'a Value {
 
 fn exercise(s: &Spec) {
     let lab = lab(s.platform, &[], None);
-    let [p1, p2] = s.ports;
+    let [p1, p2, p3] = s.ports;
     let ctx = |step: &str| format!("{}: {step}", s.platform);
     for v in ["10", "110", "120", "130", "131"] {
         run(
@@ -223,6 +227,58 @@ fn exercise(s: &Spec) {
         }
     }
 
+    // A LAG of p2 and p3, L2 settings on the LAG interface (which does not exist before).
+    if s.lag {
+        let lag = [
+            "update-lag",
+            "--lag",
+            "7",
+            "--member",
+            p2,
+            "--member",
+            p3,
+            "--mode",
+            "trunk",
+            "--native-vlan",
+            "110",
+            "--allowed-vlans",
+            "120",
+        ];
+        let v = verified(&lab, &ctx("update-lag"), &lag);
+        let ports = v["data"]["ports"].as_array().unwrap();
+        assert_eq!(ports.len(), 3, "{}: {v}", ctx("update-lag"));
+        assert_eq!(
+            ports[0]["after"]["lag"],
+            ports[2]["port"],
+            "{}: {v}",
+            ctx("update-lag")
+        );
+        // Refused by the device (IOS, VRP, NVUE: absent) or shown empty (Junos, SONiC, SR
+        // Linux: no configuration).
+        let b = &ports[2]["before"];
+        assert!(
+            b["absent"] == true || b["mode"].is_null(),
+            "{}: {v}",
+            ctx("update-lag")
+        );
+        assert_eq!(
+            ports[2]["after"]["native_vlan"],
+            110,
+            "{}: {v}",
+            ctx("update-lag")
+        );
+        let v = verified(
+            &lab,
+            &ctx("delete-lag"),
+            &["delete-lag", "--lag", "7", "--member", p2, "--member", p3],
+        );
+        assert!(
+            v["data"]["ports"][0]["after"]["lag"].is_null(),
+            "{}: {v}",
+            ctx("delete-lag")
+        );
+    }
+
     // Drift: another request (not verified) puts p2 in VLAN 130; verify-port expects 120.
     run(&lab, &["attach-port", "--port", p2, "--vlan", "130"]).expect(0);
     let r = run(
@@ -278,29 +334,32 @@ macro_rules! platforms {
 }
 
 platforms! {
-    arista_eos => spec("arista_eos", ["Ethernet5", "Ethernet6"]);
-    aruba_aoscx => spec("aruba_aoscx", ["1/1/5", "1/1/6"]);
-    cisco_ios => spec("cisco_ios", ["GigabitEthernet1/0/5", "GigabitEthernet1/0/6"]);
-    cisco_nxos => spec("cisco_nxos", ["Ethernet1/5", "Ethernet1/6"]);
-    cisco_s300 => spec("cisco_s300", ["GigabitEthernet1/0/5", "GigabitEthernet1/0/6"]);
-    cumulus_nvue => spec("cumulus_nvue", ["swp5", "swp6"]);
-    dell_enterprise_sonic => spec("dell_enterprise_sonic", ["Ethernet20", "Ethernet24"]);
+    arista_eos => spec("arista_eos", ["Ethernet5", "Ethernet6", "Ethernet7"]);
+    aruba_aoscx => spec("aruba_aoscx", ["1/1/5", "1/1/6", "1/1/7"]);
+    cisco_ios => spec("cisco_ios", ["GigabitEthernet1/0/5", "GigabitEthernet1/0/6", "GigabitEthernet1/0/7"]);
+    cisco_nxos => spec("cisco_nxos", ["Ethernet1/5", "Ethernet1/6", "Ethernet1/7"]);
+    // Sx300 LACP (`channel-group N mode auto`) is unknown to the simulator (tests/platforms.rs).
+    cisco_s300 => Spec { lag: false, ..spec("cisco_s300", ["GigabitEthernet1/0/5", "GigabitEthernet1/0/6", "GigabitEthernet1/0/7"]) };
+    cumulus_nvue => spec("cumulus_nvue", ["swp5", "swp6", "swp7"]);
+    dell_enterprise_sonic => spec("dell_enterprise_sonic", ["Ethernet20", "Ethernet24", "Ethernet28"]);
     // OS10 removes a tagged VLAN with `no switchport trunk allowed vlan N`, which the
     // simulator does not know (tests/platforms.rs).
-    dell_os10 => Spec { untag_sim_gap: true, ..spec("dell_os10", ["ethernet1/1/5", "ethernet1/1/6"]) };
+    dell_os10 => Spec { untag_sim_gap: true, ..spec("dell_os10", ["ethernet1/1/5", "ethernet1/1/6", "ethernet1/1/7"]) };
     // The simulator prints a PowerConnect general-mode trunk as `switchport mode hybrid` with
     // IOS trunk lines; PowerConnect prints `switchport mode general` and `switchport general
     // ...` lines, which is what the parser reads (unit tests), so trunks are not checked here.
-    dell_powerconnect => Spec { trunk_sim_gap: true, ..spec("dell_powerconnect", ["Gi1/0/5", "Gi1/0/6"]) };
-    hpe_comware => spec("hpe_comware", ["GigabitEthernet1/0/5", "GigabitEthernet1/0/6"]);
-    huawei => spec("huawei", ["GigabitEthernet0/0/5", "GigabitEthernet0/0/6"]);
-    huawei_vrpv8 => spec("huawei_vrpv8", ["GE1/0/5", "GE1/0/6"]);
-    juniper => spec("juniper", ["ge-0/0/5", "ge-0/0/6"]);
-    nokia_srl => spec("nokia_srl", ["ethernet-1/5", "ethernet-1/6"]);
-    ovs_linux => spec("ovs_linux", ["eth5", "eth6"]);
-    ruijie => spec("ruijie", ["GigabitEthernet0/5", "GigabitEthernet0/6"]);
-    sonic => spec("sonic", ["Ethernet20", "Ethernet24"]);
-    supermicro_smis => spec("supermicro_smis", ["Gi0/5", "Gi0/6"]);
+    dell_powerconnect => Spec { trunk_sim_gap: true, lag: false, ..spec("dell_powerconnect", ["Gi1/0/5", "Gi1/0/6", "Gi1/0/7"]) };
+    hpe_comware => spec("hpe_comware", ["GigabitEthernet1/0/5", "GigabitEthernet1/0/6", "GigabitEthernet1/0/7"]);
+    huawei => spec("huawei", ["GigabitEthernet0/0/5", "GigabitEthernet0/0/6", "GigabitEthernet0/0/7"]);
+    huawei_vrpv8 => spec("huawei_vrpv8", ["GE1/0/5", "GE1/0/6", "GE1/0/7"]);
+    juniper => spec("juniper", ["ge-0/0/5", "ge-0/0/6", "ge-0/0/7"]);
+    nokia_srl => spec("nokia_srl", ["ethernet-1/5", "ethernet-1/6", "ethernet-1/7"]);
+    // OVS bonds are not supported by the catalog.
+    ovs_linux => Spec { lag: false, ..spec("ovs_linux", ["eth5", "eth6", "eth7"]) };
+    // RGOS `port-group` is unknown to the simulator (tests/platforms.rs).
+    ruijie => Spec { lag: false, ..spec("ruijie", ["GigabitEthernet0/5", "GigabitEthernet0/6", "GigabitEthernet0/7"]) };
+    sonic => spec("sonic", ["Ethernet20", "Ethernet24", "Ethernet28"]);
+    supermicro_smis => spec("supermicro_smis", ["Gi0/5", "Gi0/6", "Gi0/7"]);
 }
 
 /// Platforms whose output is not parsed are refused before the device is contacted, with
@@ -333,6 +392,40 @@ fn platforms_without_a_parser_are_refused_with_the_reason() {
             "{platform} was contacted"
         );
     }
+}
+
+/// A JSON request asks for verification with `"verify": true`; verify_port needs no reason.
+#[test]
+fn json_requests_verify_too() {
+    let lab = lab("cumulus_nvue", &[], None);
+    for v in ["10", "120"] {
+        run(&lab, &["add-network", "--vlan", v]).expect(0);
+    }
+    let v = lab
+        .mercury(["run"])
+        .stdin(r#"{"op":"attach_port","device":"leaf","port":"swp5","vlan":120,"reason":"r","verify":true}"#)
+        .run()
+        .expect(0);
+    assert_eq!(v["data"]["verified"], true, "{v}");
+    let v = lab
+        .mercury(["run"])
+        .stdin(r#"{"op":"verify_port","device":"leaf","port":"swp5","mode":"access","native_vlan":120}"#)
+        .run()
+        .expect(0);
+    assert_eq!(v["data"]["in_state"], true, "{v}");
+    // Over the SSH forced command, --verify is allowed.
+    lab.append_config(
+        "\n[callers.conductor]\ndevices = [\"leaf\"]\nallowed_vlans = [\"100-199\"]\n",
+    );
+    let v = lab
+        .mercury(["serve-ssh", "--caller", "conductor"])
+        .env(
+            "SSH_ORIGINAL_COMMAND",
+            "verify-port --device leaf --port swp5 --mode access --native-vlan 130",
+        )
+        .run()
+        .expect(1);
+    assert_eq!(v["data"]["in_state"], false, "{v}");
 }
 
 /// Operations that change no port have nothing to read back.

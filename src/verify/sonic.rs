@@ -119,9 +119,19 @@ pub(crate) fn parse(port: &str, outputs: &[String]) -> Result<Raw, String> {
             };
             let head = slice(lines[h]);
             let col = |name: &str| head.iter().position(|c| c == name);
+            // A row of one-word cells is split on blanks (a value wider than its column
+            // shifts the others); otherwise cells are cut at the rule's columns.
+            let cut = |l: &str| -> Vec<String> {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                if w.len() == head.len() {
+                    w.into_iter().map(str::to_string).collect()
+                } else {
+                    slice(l)
+                }
+            };
             let Some(row) = lines[h + 2..]
                 .iter()
-                .map(|l| slice(l))
+                .map(|l| cut(l))
                 .find(|c| c.first().map(String::as_str) == Some(port))
             else {
                 continue;
