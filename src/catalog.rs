@@ -496,6 +496,9 @@ pub struct VerifySpec {
     /// Device mode words mapped to Mercury's (`general` → `trunk` on PowerConnect, whose
     /// trunks are general-mode ports).
     pub modes: BTreeMap<String, String>,
+    /// The mode of a switch port whose configuration shows no mode line: the platform's
+    /// default, which it does not print (`access` on NX-OS, EOS and OS10).
+    pub mode_default: Option<String>,
     /// Fields the show output never carries (`description` on SONiC without a description
     /// column): an expectation on one is reported as not verified, never as verified.
     pub unread: BTreeSet<String>,
@@ -680,6 +683,7 @@ struct RawVerify {
     trunk_default: Option<String>,
     #[serde(default)]
     modes: BTreeMap<String, String>,
+    mode_default: Option<String>,
     #[serde(default)]
     unread: BTreeSet<String>,
     unsupported: Option<String>,
@@ -1097,6 +1101,7 @@ fn compile_verify(r: Option<&RawVerify>) -> Result<Verify, String> {
         admin_default_up: flag("admin_default", &r.admin_default, "up", "down", true)?,
         trunk_default_all: flag("trunk_default", &r.trunk_default, "all", "none", false)?,
         modes: r.modes.clone(),
+        mode_default: r.mode_default.clone(),
         unread: r.unread.clone(),
     }))
 }
@@ -1277,6 +1282,14 @@ fn lint_verify(p: &Platform) -> Vec<String> {
         if !VERIFY_MODES.contains(&to.as_str()) {
             out.push(format!(
                 "verify.modes.{word}: {to:?} is not one of {}",
+                VERIFY_MODES.join(", ")
+            ));
+        }
+    }
+    if let Some(m) = spec.mode_default.as_deref() {
+        if !VERIFY_MODES.contains(&m) {
+            out.push(format!(
+                "verify.mode_default {m:?} is not one of {}",
                 VERIFY_MODES.join(", ")
             ));
         }

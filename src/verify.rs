@@ -153,7 +153,13 @@ pub fn parse(
 /// Applies the platform's semantics to what the parser found: mode words, defaults, which
 /// settings the mode uses.
 pub(crate) fn normalise(raw: Raw, platform: &Platform, spec: &VerifySpec) -> PortState {
-    let mode = raw.mode.map(|m| spec.modes.get(&m).cloned().unwrap_or(m));
+    // A port with VLAN settings but no mode line is in the platform's default mode (which
+    // NX-OS, EOS and OS10 do not print); one with nothing configured stays unconfigured.
+    let configured = raw.access.is_some() || raw.native.is_some() || raw.allowed.is_some();
+    let mode = raw
+        .mode
+        .or_else(|| spec.mode_default.clone().filter(|_| configured))
+        .map(|m| spec.modes.get(&m).cloned().unwrap_or(m));
     let mut s = PortState {
         admin_up: raw.admin_up.or(Some(spec.admin_default_up)),
         description: raw.description.or(Some(String::new())),
@@ -856,6 +862,67 @@ mod tests {
             words(r#"set interfaces ge-0/0/5 description "node 7""#),
             vec!["set", "interfaces", "ge-0/0/5", "description", "node 7"]
         );
+    }
+
+    fn read(platform: &str, port: &str, text: &str) -> PortState {
+        let cat = crate::catalog::Catalog::builtin().unwrap();
+        let p = cat.get(platform).unwrap();
+        let spec = p.verify.spec(platform).unwrap();
+        parse(p, spec, port, &[text.to_string()]).unwrap()
+    }
+
+    /// NX-OS and EOS do not print the default `switchport mode access`; OS10's access VLAN
+    /// on a trunk is its native VLAN; an IOS trunk without an allowed line carries all.
+    #[test]
+    fn platform_semantics_from_the_catalog() {
+        let s = read(
+            "cisco_nxos",
+            "Ethernet1/5",
+            "interface Ethernet1/5\n  switchport access vlan 120\n  no shutdown\n",
+        );
+        assert_eq!(
+            (s.mode.as_deref(), s.access_vlan),
+            (Some("access"), Some(120))
+        );
+        let s = read("cisco_nxos", "Ethernet1/5", "interface Ethernet1/5\n");
+        assert_eq!(s.mode, None, "nothing configured: no mode");
+        let s = read(
+            "dell_os10",
+            "ethernet1/1/5",
+            "interface ethernet1/1/5\n switchport mode trunk\n switchport access vlan 110\n switchport trunk allowed vlan 120\n",
+        );
+        assert_eq!((s.native_vlan, s.access_vlan), (Some(110), None));
+        let s = read(
+            "cisco_ios",
+            "Gi1/0/5",
+            "interface GigabitEthernet1/0/5\n switchport access vlan 99\n switchport mode trunk\n",
+        );
+        assert_eq!(s.allowed_vlans.len(), 4094);
+        assert_eq!(s.access_vlan, None, "inactive on a trunk");
+        let s = read(
+            "dell_powerconnect",
+            "Gi1/0/5",
+            "interface Gi1/0/5\n switchport mode general\n switchport general pvid 110\n switchport general allowed vlan add 120 tagged\n",
+        );
+        assert_eq!(s.mode.as_deref(), Some("trunk"));
+        let s = read(
+            "aruba_aoscx",
+            "1/1/5",
+            "interface 1/1/5\n    vlan access 120\n",
+        );
+        assert_eq!(s.admin_up, Some(false), "AOS-CX ports ship disabled");
+        let s = read(
+            "juniper",
+            "ge-0/0/5",
+            "set interfaces ge-0/0/5 ether-options 802.3ad ae7\n",
+        );
+        assert_eq!(s.lag.as_deref(), Some("ae7"));
+        let s = read(
+            "huawei",
+            "GigabitEthernet0/0/5",
+            "interface GigabitEthernet0/0/5\n eth-trunk 7\n#\n",
+        );
+        assert_eq!(s.lag.as_deref(), Some("Eth-Trunk7"));
     }
 
     #[test]
