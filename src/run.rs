@@ -593,10 +593,15 @@ impl Job<'_> {
             let done = result?;
             self.report.changed = done.changed;
             self.report.msg = done.msg;
+            let mut data = done.data;
             if req.verify {
-                self.report.diff = Some(ovs_diff(&done.data));
+                self.report.diff = Some(ovs_diff(&data));
+                if let Some(m) = data.as_object_mut() {
+                    m.insert("verified".into(), json!(done.drift.is_none()));
+                    m.insert("skipped".into(), json!(!done.changed));
+                }
             }
-            self.report.data = done.data;
+            self.report.data = data;
             self.report.warnings.extend(done.warnings);
             if let Some(drift) = done.drift {
                 return Err(Error::Drift(format!(

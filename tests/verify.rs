@@ -671,6 +671,7 @@ fn ovs_plug_and_vlan_changes_are_read_back() {
     )
     .expect(0);
     assert_eq!(v["changed"], true, "{v}");
+    assert_eq!(v["data"]["verified"], true, "{v}");
     // One read, the transaction, the read again.
     assert_eq!(v["commands"].as_array().unwrap().len(), 3, "{v}");
     assert_eq!(v["diff"][0]["after"]["tag"], 120, "{v}");
