@@ -181,6 +181,8 @@ const TABLE_COLUMNS: &[(&str, &[&str])] = &[
         ],
     ),
     ("OVS plug", &["plug", "unplug"]),
+    // Not an action: whether ports can be read back (`--verify`, `verify_port`).
+    ("verify", &[]),
 ];
 
 /// One template line split into literal text and `{variable}` slots.
@@ -454,6 +456,79 @@ pub struct Platform {
     /// `{noun}` for a physical port (`port`) and for a LAG interface (`lag`), on platforms
     /// whose commands name the object kind (NCLU `net add interface X` / `net add bond X`).
     pub nouns: BTreeMap<String, String>,
+    /// How a port's live configuration is read back (`--verify`, `verify_port`), or why it
+    /// cannot be.
+    pub verify: Verify,
+}
+
+/// The parsers `[platforms.X.verify] parser` may name: one per family of show output
+/// (`src/verify/`). `ovsdb` is the `ovs` platform's own OVSDB read (`src/ovs.rs`).
+pub const VERIFY_PARSERS: &[&str] = &[
+    "ios",
+    "junos",
+    "vrp",
+    "nvue",
+    "sonic",
+    "srl",
+    "ovs_vsctl",
+    "ovsdb",
+];
+
+/// The L2 modes a parsed port state can be normalised to.
+pub const VERIFY_MODES: &[&str] = &["access", "trunk", "hybrid"];
+
+/// Reading a port back: the show commands and the parser for their output.
+#[derive(Debug, Clone)]
+pub struct VerifySpec {
+    /// Show lines, rendered with `{port}` (and `{port_type}`, `{port_number}`); run in
+    /// `mode` (CLI), each on its own channel (exec).
+    pub show: Vec<Template>,
+    /// One of [`VERIFY_PARSERS`].
+    pub parser: String,
+    /// The CLI mode the show lines are typed in (default: `save_mode`).
+    pub mode: Option<String>,
+    /// A port whose configuration says nothing about its administrative state is up
+    /// (IOS, Junos) or down (AOS-CX, whose ports ship disabled and show `no shutdown`).
+    pub admin_default_up: bool,
+    /// A trunk without an allowed-VLAN line carries every VLAN (IOS: `all`) rather than
+    /// none (OS10, Junos).
+    pub trunk_default_all: bool,
+    /// Device mode words mapped to Mercury's (`general` → `trunk` on PowerConnect, whose
+    /// trunks are general-mode ports).
+    pub modes: BTreeMap<String, String>,
+    /// The mode of a switch port whose configuration shows no mode line: the platform's
+    /// default, which it does not print (`access` on NX-OS, EOS and OS10).
+    pub mode_default: Option<String>,
+    /// Fields the show output never carries (`description` on SONiC without a description
+    /// column): an expectation on one is reported as not verified, never as verified.
+    pub unread: BTreeSet<String>,
+}
+
+/// Whether and how a platform's ports can be read back.
+#[derive(Debug, Clone)]
+pub enum Verify {
+    /// Show commands and a parser.
+    Show(VerifySpec),
+    /// Why the platform's show output cannot be parsed reliably (requests with `--verify`
+    /// and `verify_port` are refused with this reason, exit 65).
+    Unsupported(String),
+    /// The catalog says nothing (a lint error; refused like `Unsupported`).
+    Undeclared,
+}
+
+impl Verify {
+    /// The spec, or why there is none.
+    pub fn spec(&self, platform: &str) -> Result<&VerifySpec, String> {
+        match self {
+            Verify::Show(s) => Ok(s),
+            Verify::Unsupported(why) => {
+                Err(format!("verify is not supported on {platform}: {why}"))
+            }
+            Verify::Undeclared => Err(format!(
+                "verify is not supported on {platform}: its catalog entry declares no show commands"
+            )),
+        }
+    }
 }
 
 impl Platform {
@@ -594,6 +669,24 @@ struct RawPlatform {
     nouns: BTreeMap<String, String>,
     #[serde(default)]
     notes: Vec<String>,
+    verify: Option<RawVerify>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVerify {
+    #[serde(default)]
+    show: Vec<String>,
+    parser: Option<String>,
+    mode: Option<String>,
+    admin_default: Option<String>,
+    trunk_default: Option<String>,
+    #[serde(default)]
+    modes: BTreeMap<String, String>,
+    mode_default: Option<String>,
+    #[serde(default)]
+    unread: BTreeSet<String>,
+    unsupported: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -773,6 +866,13 @@ impl Catalog {
             };
             out.push_str(&format!("| `{}` | `netmiko_{}` | {kind} |", p.name, p.name));
             for (heading, actions) in TABLE_COLUMNS {
+                if *heading == "verify" {
+                    out.push_str(match p.verify {
+                        Verify::Show(_) => " yes |",
+                        Verify::Unsupported(_) | Verify::Undeclared => " no |",
+                    });
+                    continue;
+                }
                 let n = actions.iter().filter(|a| p.supports(a)).count();
                 let by_vlan = *heading == "reset"
                     && p.supports("native_remove")
@@ -832,6 +932,14 @@ impl Catalog {
             }
             for (why, actions) in reasons {
                 notes.push(format!("{}: {why}", actions.join(", ")));
+            }
+            match &p.verify {
+                Verify::Unsupported(why) => notes.push(format!("verify: {why}")),
+                Verify::Show(s) if !s.unread.is_empty() => notes.push(format!(
+                    "verify does not read {}",
+                    s.unread.iter().cloned().collect::<Vec<_>>().join(", ")
+                )),
+                Verify::Show(_) | Verify::Undeclared => {}
             }
             if !notes.is_empty() {
                 out.push_str(&format!("- `{}`: {}.\n", p.name, notes.join("; ")));
@@ -960,7 +1068,42 @@ fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
             .collect::<Result<_, _>>()?,
         nouns: r.nouns.clone(),
         notes: r.notes.clone(),
+        verify: compile_verify(r.verify.as_ref())?,
     })
+}
+
+fn compile_verify(r: Option<&RawVerify>) -> Result<Verify, String> {
+    let Some(r) = r else {
+        return Ok(Verify::Undeclared);
+    };
+    if let Some(why) = &r.unsupported {
+        return Ok(Verify::Unsupported(why.clone()));
+    }
+    let show = r
+        .show
+        .iter()
+        .map(|l| Template::parse(l))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("verify.show: {e}"))?;
+    let flag =
+        |what: &str, v: &Option<String>, yes: &str, no: &str, default: bool| match v.as_deref() {
+            None => Ok(default),
+            Some(x) if x == yes => Ok(true),
+            Some(x) if x == no => Ok(false),
+            Some(x) => Err(format!(
+                "verify.{what}: {x:?} is neither {yes:?} nor {no:?}"
+            )),
+        };
+    Ok(Verify::Show(VerifySpec {
+        show,
+        parser: r.parser.clone().unwrap_or_default(),
+        mode: r.mode.clone(),
+        admin_default_up: flag("admin_default", &r.admin_default, "up", "down", true)?,
+        trunk_default_all: flag("trunk_default", &r.trunk_default, "all", "none", false)?,
+        modes: r.modes.clone(),
+        mode_default: r.mode_default.clone(),
+        unread: r.unread.clone(),
+    }))
 }
 
 fn lint_platform(p: &Platform) -> Vec<String> {
@@ -1069,6 +1212,7 @@ fn lint_platform(p: &Platform) -> Vec<String> {
     if p.network_types.is_empty() {
         out.push("network_types is empty".into());
     }
+    out.extend(lint_verify(p));
 
     match p.kind {
         Kind::Exec => {
@@ -1077,6 +1221,86 @@ fn lint_platform(p: &Platform) -> Vec<String> {
             }
         }
         Kind::Cli => out.extend(lint_modes(p)),
+    }
+    out
+}
+
+/// Every platform either reads ports back (show templates and a known parser) or says why
+/// it cannot (`verify.unsupported`): never silently "verified".
+fn lint_verify(p: &Platform) -> Vec<String> {
+    let mut out = Vec::new();
+    let spec = match &p.verify {
+        Verify::Undeclared => {
+            out.push(
+                "verify: neither show lines with a parser nor verify.unsupported with a reason"
+                    .into(),
+            );
+            return out;
+        }
+        Verify::Unsupported(why) => {
+            if why.trim().is_empty() {
+                out.push("verify.unsupported: give the reason".into());
+            }
+            return out;
+        }
+        Verify::Show(s) => s,
+    };
+    if !VERIFY_PARSERS.contains(&spec.parser.as_str()) {
+        out.push(format!(
+            "verify.parser {:?} is not one of {}",
+            spec.parser,
+            VERIFY_PARSERS.join(", ")
+        ));
+    }
+    // The ovs platform reads OVSDB itself; everyone else needs show lines.
+    let ovsdb = spec.parser == "ovsdb";
+    if ovsdb != (p.name == "ovs") {
+        out.push("verify.parser ovsdb is the ovs platform's own OVSDB read".into());
+    }
+    if spec.show.is_empty() && !ovsdb {
+        out.push("verify: no show lines (declare verify.unsupported with a reason instead)".into());
+    }
+    for t in &spec.show {
+        for v in t.vars() {
+            if !matches!(v, "port" | "port_type" | "port_number") {
+                out.push(format!(
+                    "verify.show: variable {{{v}}} is not available here (known: port, port_type, port_number)"
+                ));
+            }
+        }
+    }
+    if let Some(m) = &spec.mode {
+        match p.mode(m) {
+            None => out.push(format!("verify.mode {m:?} is not a mode")),
+            Some(mode) if mode.config => {
+                out.push(format!("verify.mode {m:?} is a configuration mode"))
+            }
+            Some(_) => {}
+        }
+    }
+    for (word, to) in &spec.modes {
+        if !VERIFY_MODES.contains(&to.as_str()) {
+            out.push(format!(
+                "verify.modes.{word}: {to:?} is not one of {}",
+                VERIFY_MODES.join(", ")
+            ));
+        }
+    }
+    if let Some(m) = spec.mode_default.as_deref() {
+        if !VERIFY_MODES.contains(&m) {
+            out.push(format!(
+                "verify.mode_default {m:?} is not one of {}",
+                VERIFY_MODES.join(", ")
+            ));
+        }
+    }
+    for f in &spec.unread {
+        if !crate::verify::FIELDS.contains(&f.as_str()) {
+            out.push(format!(
+                "verify.unread: {f:?} is not a port field ({})",
+                crate::verify::FIELDS.join(", ")
+            ));
+        }
     }
     out
 }
@@ -1247,6 +1471,43 @@ mod tests {
             "{problems}"
         );
         assert!(!problems.contains("network_add: neither"), "{problems}");
+    }
+
+    #[test]
+    fn lint_requires_verify_to_be_declared_either_way() {
+        let mut c = Catalog::default();
+        c.add_text("test", MINI).unwrap();
+        let problems = c.lint().join("\n");
+        assert!(
+            problems.contains("verify: neither show lines with a parser nor verify.unsupported"),
+            "{problems}"
+        );
+        let bad = format!(
+            "{MINI}\n[platforms.mini.verify]\nshow = [\"show run int {{port}} {{vlan}}\"]\nparser = \"textfsm\"\nmode = \"config\"\nmodes = {{ general = \"tagged\" }}\nunread = [\"colour\"]\n"
+        );
+        let mut c = Catalog::default();
+        c.add_text("test", &bad).unwrap();
+        let problems = c.lint().join("\n");
+        for want in [
+            "verify.parser \"textfsm\" is not one of",
+            "verify.show: variable {vlan}",
+            "verify.mode \"config\" is a configuration mode",
+            "verify.modes.general",
+            "verify.unread: \"colour\"",
+        ] {
+            assert!(problems.contains(want), "{want}: {problems}");
+        }
+        let declared = format!("{MINI}\n[platforms.mini.verify]\nunsupported = \"no show\"\n");
+        let mut c = Catalog::default();
+        c.add_text("test", &declared).unwrap();
+        assert!(!c.lint().join("\n").contains("verify"));
+        assert!(c
+            .get("mini")
+            .unwrap()
+            .verify
+            .spec("mini")
+            .unwrap_err()
+            .contains("no show"));
     }
 
     #[test]

@@ -36,6 +36,11 @@ pub struct Cli {
     /// Plan only: print every line that would be sent; no lock, no connection, no audit.
     #[arg(long, global = true)]
     pub dry_run: bool,
+    /// Read the changed ports back before and after the change: nothing is sent when they
+    /// already are as requested, `changed` is exact, and a change the device accepted but
+    /// does not show fails with exit 1.
+    #[arg(long, global = true)]
+    pub verify: bool,
     /// Output format [default: json, or text when stdout is a terminal].
     #[arg(long, global = true, value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,
@@ -78,6 +83,8 @@ pub enum Command {
     IsLinkValid(LinkArgs),
     /// Can this port kind be handled?
     IsPortSupported(PortKindArgs),
+    /// Read ports back and compare them with an expected state (mode, VLANs, ...); no change.
+    VerifyPort(VerifyArgs),
     /// Validate configuration, catalog and file permissions (no device contact).
     Check(CheckArgs),
     /// Read one JSON request from stdin (or --request FILE) and run it.
@@ -295,6 +302,34 @@ pub struct UnplugArgs {
     meta: MetaArgs,
 }
 
+/// verify-port: the same fields as update-port, all optional.
+#[derive(Debug, Clone, Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Port name (repeatable).
+    #[arg(long, required = true, value_name = "PORT")]
+    port: Vec<String>,
+    /// Expected mode: access, trunk or hybrid (without it, only the given fields are compared).
+    #[arg(long, value_name = "MODE")]
+    mode: Option<String>,
+    /// Expected untagged VLAN (the access VLAN of an access port).
+    #[arg(long, value_name = "VLAN")]
+    native_vlan: Option<String>,
+    /// Expected tagged VLANs, exactly.
+    #[arg(long, value_name = "LIST")]
+    allowed_vlans: Option<String>,
+    /// Expected description.
+    #[arg(long, value_name = "TEXT")]
+    description: Option<String>,
+    /// Expected MTU.
+    #[arg(long, value_name = "BYTES")]
+    mtu: Option<u32>,
+    /// Caller's correlation id (generated when absent).
+    #[arg(long, value_name = "ID")]
+    request_id: Option<String>,
+}
+
 /// is-link-valid.
 #[derive(Debug, Clone, Args)]
 pub struct LinkArgs {
@@ -459,6 +494,7 @@ impl Command {
             Command::GetAllowedNetworkTypes(_) => "get_allowed_network_types",
             Command::IsLinkValid(_) => "is_link_valid",
             Command::IsPortSupported(_) => "is_port_supported",
+            Command::VerifyPort(_) => "verify_port",
             Command::Check(_)
             | Command::Run(_)
             | Command::ServeSsh(_)
@@ -550,6 +586,16 @@ impl Command {
                 a.target.apply(raw, None);
                 raw.vnic_type = a.vnic_type.clone();
                 raw.is_smartnic = a.is_smartnic.then_some(true);
+            }
+            Command::VerifyPort(a) => {
+                a.target.apply(raw, None);
+                raw.request_id = a.request_id.clone();
+                set_ports(raw, &a.port);
+                raw.mode = a.mode.clone();
+                raw.native_vlan = vlan(&a.native_vlan)?;
+                raw.allowed_vlans = vlans(&a.allowed_vlans)?;
+                raw.description = a.description.clone();
+                raw.mtu = a.mtu;
             }
             Command::Check(_)
             | Command::Run(_)

@@ -166,7 +166,11 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
             };
             first.push(Block::Global(action, v));
         }
-        Op::GetAllowedNetworkTypes | Op::IsLinkValid | Op::IsPortSupported | Op::GetSwitches => {
+        Op::GetAllowedNetworkTypes
+        | Op::IsLinkValid
+        | Op::IsPortSupported
+        | Op::GetSwitches
+        | Op::VerifyPort => {
             return Err(Unsupported(format!(
                 "{} does not change a device",
                 req.op.name()
@@ -558,6 +562,20 @@ fn render_line(platform: &Platform, t: &Template, vars: &Vars) -> Result<Line, U
             })
         }
     }
+}
+
+/// The platform's show lines for reading `port` back (`[platforms.X.verify] show`), rendered
+/// like templates: validated values only, one argument per template word on exec platforms.
+pub fn show_lines(
+    platform: &Platform,
+    spec: &crate::catalog::VerifySpec,
+    port: &str,
+) -> Result<Vec<Line>, Unsupported> {
+    let vars = Vars::from([("port", port.to_string())]);
+    spec.show
+        .iter()
+        .map(|t| render_line(platform, t, &vars))
+        .collect()
 }
 
 /// POSIX-shell-quotes each argument that needs it and joins with spaces; what a remote

@@ -41,6 +41,10 @@ pub enum Error {
     /// not fit for the platform, unsafe plugin file).
     #[error("{0}")]
     ConfigMessage(String),
+    /// Read back, a port is not in the state the request asked for (`--verify`: the device
+    /// accepted the change but does not show it; `verify_port`: the port drifted). Exit 1.
+    #[error("{0}")]
+    Drift(String),
     /// A bug.
     #[error("internal error: {0}")]
     Internal(String),
@@ -78,6 +82,7 @@ impl Error {
             Error::Spool(s) => s.kind(),
             Error::Session(s) => session_kind(s),
             Error::Internal(_) => ExitKind::Internal,
+            Error::Drift(_) => ExitKind::DeviceRejected,
         }
     }
 }

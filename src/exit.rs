@@ -11,7 +11,9 @@ use serde::Serialize;
 pub enum ExitKind {
     /// Done, or already in the requested state.
     Ok,
-    /// The device rejected the change (failure indicator, commit failed, non-zero exec status).
+    /// The device rejected the change (failure indicator, commit failed, non-zero exec
+    /// status), or, read back, a port is not in the requested state (`--verify`: accepted but
+    /// not applied; `verify_port`: drift).
     DeviceRejected,
     /// Unknown flag or verb, forced-command grammar.
     Usage,
@@ -88,7 +90,7 @@ impl ExitKind {
         match self {
             ExitKind::Ok => "done, or already in the requested state",
             ExitKind::DeviceRejected => {
-                "the device rejected the change (error marker, commit failed, non-zero exit status)"
+                "the device rejected the change (error marker, commit failed, non-zero exit status), or read back (--verify, verify-port) a port is not in the requested state"
             }
             ExitKind::Usage => "usage error (unknown flag or verb, forced-command grammar)",
             ExitKind::InvalidRequest => {

@@ -2,8 +2,8 @@
 //!
 //! The request comes from `SSH_ORIGINAL_COMMAND`, tokenised here — never by a shell — into
 //! a verb and flags. Only the operation verbs, `run` (JSON on stdin), and the health checks
-//! `true` and `version` are accepted; only each verb's own flags plus `--dry-run` and
-//! `--format` may follow. Anything that could change configuration, audit or lock paths, read
+//! `true` and `version` are accepted; only each verb's own flags plus `--dry-run`,
+//! `--format` and `--verify` may follow. Anything that could change configuration, audit or lock paths, read
 //! a file, or turn on diagnostics (`--config`, `--request`, `-v`, `--verbose`) is refused, as
 //! are control characters, shell metacharacters and overlong input. All refusals are usage
 //! errors (exit 64).
@@ -84,9 +84,14 @@ pub fn parse(command: &str) -> Result<Forced, String> {
     }
 }
 
-/// The long flags a verb may carry over SSH: its own, plus `--dry-run` and `--format`.
+/// The long flags a verb may carry over SSH: its own, plus `--dry-run`, `--format` and
+/// `--verify`.
 fn allowed_flags(verb: &str) -> Vec<String> {
-    let mut out = vec!["dry-run".to_string(), "format".to_string()];
+    let mut out = vec![
+        "dry-run".to_string(),
+        "format".to_string(),
+        "verify".to_string(),
+    ];
     if let Some(sub) = crate::cli::command().find_subcommand(verb) {
         out.extend(
             sub.get_arguments()
@@ -203,6 +208,18 @@ mod tests {
                 .to_vec()
             )
         );
+    }
+
+    #[test]
+    fn verify_is_allowed_over_ssh() {
+        assert!(matches!(
+            parse("attach-port --verify --device leaf-1 --port E1 --vlan 120 --reason r"),
+            Ok(Forced::Args(_))
+        ));
+        assert!(matches!(
+            parse("verify-port --device leaf-1 --port E1 --mode access --native-vlan 120"),
+            Ok(Forced::Args(_))
+        ));
     }
 
     #[test]

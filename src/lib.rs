@@ -27,6 +27,7 @@ pub mod spool;
 pub mod timefmt;
 pub mod transport;
 pub mod validate;
+pub mod verify;
 pub mod vlan;
 
 pub use run::{run, Outcome};

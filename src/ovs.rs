@@ -582,7 +582,11 @@ pub fn prepare(
             )?;
             return Err(Unsupported("LAGs are not supported on ovs".into()));
         }
-        Op::GetAllowedNetworkTypes | Op::IsLinkValid | Op::IsPortSupported | Op::GetSwitches => {
+        Op::GetAllowedNetworkTypes
+        | Op::IsLinkValid
+        | Op::IsPortSupported
+        | Op::GetSwitches
+        | Op::VerifyPort => {
             return Err(Unsupported(format!(
                 "{} does not change a device",
                 req.op.name()
@@ -950,6 +954,9 @@ pub struct Applied {
     pub data: Value,
     /// Notes (ovs-vswitchd could not open a device, ...).
     pub warnings: Vec<String>,
+    /// With `--verify`: ports whose state read back after the transaction is not the state
+    /// it was computed to produce.
+    pub drift: Option<String>,
 }
 
 impl Prepared {
@@ -1018,14 +1025,21 @@ impl Prepared {
 
     /// Reads OVSDB, plans every port against it, and runs the one transaction if anything
     /// needs changing. The transcript is returned in both cases.
+    ///
+    /// With `verify`, OVSDB is read again after the transaction and each port compared with
+    /// the state the transaction was computed to produce (`Applied::drift`); `before` and
+    /// `after` in the result's data are then both as read.
     pub fn apply(
         &self,
         conn: Connection,
         settings: &Settings,
+        verify: bool,
     ) -> (Transcript, Result<Applied, SessionError>) {
         let mut transcript = Transcript::default();
         let result = match conn {
-            Connection::Exec(mut exec) => self.apply_exec(exec.as_mut(), settings, &mut transcript),
+            Connection::Exec(mut exec) => {
+                self.apply_exec(exec.as_mut(), settings, &mut transcript, verify)
+            }
             Connection::Shell(_) => Err(SessionError::Transport(TransportError::Config(
                 "the ovs platform runs commands; its transport must be local, ssh (exec) or command".into(),
             ))),
@@ -1038,6 +1052,7 @@ impl Prepared {
         exec: &mut dyn Exec,
         settings: &Settings,
         transcript: &mut Transcript,
+        verify: bool,
     ) -> Result<Applied, SessionError> {
         // The preparation's own warnings reach the result through the plan (run.rs).
         let mut warnings = Vec::new();
@@ -1047,6 +1062,7 @@ impl Prepared {
                 msg: msg.clone(),
                 data: Value::Null,
                 warnings,
+                drift: None,
             });
         }
         let read = self.read_line();
@@ -1055,7 +1071,7 @@ impl Prepared {
             line: read.text.clone(),
             message,
         })?;
-        let mut plans = Vec::new();
+        let mut plans: Vec<PortPlan> = Vec::new();
         for t in &self.targets {
             let plan = t
                 .plan(Some(&snap))
@@ -1066,9 +1082,34 @@ impl Prepared {
             plans.push(plan);
         }
         let changed = plans.iter().any(PortPlan::changed);
+        let mut drift = None;
         if let Some(write) = self.write_line(&plans) {
             let out = self.run(exec, &write, true, settings, transcript)?;
             warnings.extend(stderr_warnings(&out.stderr));
+            if verify {
+                let out = self.run(exec, &read, false, settings, transcript)?;
+                let again =
+                    Snapshot::parse(&out.stdout).map_err(|message| SessionError::Unparsable {
+                        line: read.text.clone(),
+                        message,
+                    })?;
+                let mut wrong = Vec::new();
+                for p in plans.iter_mut() {
+                    let read_back = again.ports.get(&p.port).cloned();
+                    if !same_state(read_back.as_ref(), p.after.as_ref()) {
+                        wrong.push(format!(
+                            "{}: expected {}, OVSDB shows {}",
+                            p.port,
+                            describe(p.after.as_ref()),
+                            describe(read_back.as_ref())
+                        ));
+                    }
+                    p.after = read_back;
+                }
+                if !wrong.is_empty() {
+                    drift = Some(wrong.join("; "));
+                }
+            }
         }
         let summary: Vec<String> = plans
             .iter()
@@ -1104,7 +1145,41 @@ impl Prepared {
             msg,
             data,
             warnings,
+            drift,
         })
+    }
+
+    /// Reads the request's ports (`verify_port`): one read invocation, nothing written.
+    pub fn read(
+        &self,
+        conn: Connection,
+        settings: &Settings,
+    ) -> (Transcript, Result<ReadPorts, SessionError>) {
+        let mut transcript = Transcript::default();
+        let result = match conn {
+            Connection::Exec(mut exec) => {
+                let read = self.read_line();
+                self.run(exec.as_mut(), &read, false, settings, &mut transcript)
+                    .and_then(|out| {
+                        Snapshot::parse(&out.stdout).map_err(|message| {
+                            SessionError::Unparsable {
+                                line: read.text.clone(),
+                                message,
+                            }
+                        })
+                    })
+                    .map(|snap| {
+                        self.targets
+                            .iter()
+                            .map(|t| (t.port.clone(), snap.ports.get(&t.port).cloned()))
+                            .collect()
+                    })
+            }
+            Connection::Shell(_) => Err(SessionError::Transport(TransportError::Config(
+                "the ovs platform runs commands; its transport must be local, ssh (exec) or command".into(),
+            ))),
+        };
+        (transcript, result)
     }
 
     /// Runs one invocation, records it, and judges exit status and stderr.
@@ -1168,6 +1243,85 @@ impl Prepared {
         }
         Ok(out)
     }
+}
+
+/// Each port read, by name; `None` when OVSDB has no such port.
+pub type ReadPorts = Vec<(String, Option<PortState>)>;
+
+/// Whether a port read back is the state planned (row UUIDs and ovs-vswitchd's `error`
+/// aside: neither is something the transaction sets).
+fn same_state(read: Option<&PortState>, planned: Option<&PortState>) -> bool {
+    match (read, planned) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            a.bridge == b.bridge
+                && a.vlans == b.vlans
+                && a.external_ids == b.external_ids
+                && a.mtu_request == b.mtu_request
+        }
+        _ => false,
+    }
+}
+
+fn describe(s: Option<&PortState>) -> String {
+    match s {
+        None => "no such port".into(),
+        Some(p) => format!(
+            "{} on {}{}",
+            p.vlans.describe(),
+            p.bridge.as_deref().unwrap_or("no bridge"),
+            if p.external_ids.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", external_ids {}",
+                    p.external_ids
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                )
+            }
+        ),
+    }
+}
+
+/// An OVSDB port in the normalised shape of `verify` (admin state, description and LAG are
+/// not OVS port properties: unread). An absent port has no mode.
+pub fn normalised(state: Option<&PortState>) -> crate::verify::PortState {
+    let mut out = crate::verify::PortState {
+        unread: ["admin_up", "description", "lag"].into_iter().collect(),
+        ..crate::verify::PortState::default()
+    };
+    let Some(s) = state else { return out };
+    let v = &s.vlans;
+    out.mtu = s.mtu_request;
+    if v.is_access() {
+        out.mode = Some("access".into());
+        out.access_vlan = v.tag;
+    } else if v.tag.is_some() || !v.trunks.is_empty() || v.vlan_mode.is_some() {
+        out.mode = Some("trunk".into());
+        out.native_vlan = v.native();
+        out.allowed_vlans = if v.trunks.is_empty() {
+            (1..=4094).collect()
+        } else {
+            v.trunks.clone()
+        };
+    }
+    out
+}
+
+/// A request's ports prepared for reading only (`verify_port`).
+pub fn prepare_read(
+    req: &Request,
+    device: &Device,
+    platform: &Platform,
+) -> Result<Prepared, Unsupported> {
+    let mut as_reset = req.clone();
+    as_reset.op = Op::ResetPort;
+    let mut p = prepare(&as_reset, device, platform)?;
+    p.op = Op::VerifyPort;
+    Ok(p)
 }
 
 fn line(argv: Vec<String>) -> Line {

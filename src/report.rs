@@ -45,6 +45,10 @@ pub struct Report {
     pub round_trips: u32,
     /// The operation's answer (queries), or `null`.
     pub data: serde_json::Value,
+    /// With `--verify` / `verify_port`: Ansible's `diff` (a list of `before` / `after` pairs
+    /// with headers, one per port). Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<serde_json::Value>,
 }
 
 impl Report {
@@ -67,6 +71,7 @@ impl Report {
             dry_run: false,
             round_trips: 0,
             data: serde_json::Value::Null,
+            diff: None,
         }
     }
 

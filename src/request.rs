@@ -69,11 +69,13 @@ pub enum Op {
     IsPortSupported,
     /// Inventory, never secrets.
     GetSwitches,
+    /// Read a port back and compare it with an expected state (no change).
+    VerifyPort,
 }
 
 impl Op {
     /// Every operation.
-    pub const ALL: [Op; 14] = [
+    pub const ALL: [Op; 15] = [
         Op::AttachPort,
         Op::DetachPort,
         Op::UpdatePort,
@@ -88,6 +90,7 @@ impl Op {
         Op::IsLinkValid,
         Op::IsPortSupported,
         Op::GetSwitches,
+        Op::VerifyPort,
     ];
 
     /// The JSON name (`attach_port`).
@@ -107,6 +110,7 @@ impl Op {
             Op::IsLinkValid => "is_link_valid",
             Op::IsPortSupported => "is_port_supported",
             Op::GetSwitches => "get_switches",
+            Op::VerifyPort => "verify_port",
         }
     }
 
@@ -120,7 +124,11 @@ impl Op {
     pub fn mutates(self) -> bool {
         !matches!(
             self,
-            Op::GetAllowedNetworkTypes | Op::IsLinkValid | Op::IsPortSupported | Op::GetSwitches
+            Op::GetAllowedNetworkTypes
+                | Op::IsLinkValid
+                | Op::IsPortSupported
+                | Op::GetSwitches
+                | Op::VerifyPort
         )
     }
 
@@ -192,6 +200,17 @@ impl Op {
                 "is_smartnic",
             ],
             Op::GetSwitches => &[],
+            Op::VerifyPort => &[
+                "device",
+                "local_link_connection",
+                "port",
+                "ports",
+                "mode",
+                "native_vlan",
+                "allowed_vlans",
+                "description",
+                "mtu",
+            ],
         }
     }
 }
@@ -274,6 +293,8 @@ pub struct RawRequest {
     pub lifecycle: Option<String>,
     pub vnic_type: Option<String>,
     pub is_smartnic: Option<bool>,
+    /// Read the ports back before and after the change (`--verify`).
+    pub verify: Option<bool>,
 }
 
 impl RawRequest {
@@ -453,6 +474,8 @@ pub struct Request {
     pub kind: PortKind,
     /// Audit metadata.
     pub meta: Meta,
+    /// Read the changed ports back before and after (`--verify`); always for `verify_port`.
+    pub verify: bool,
 }
 
 const LIFECYCLES: &[&str] = &[
@@ -543,7 +566,15 @@ impl Request {
             )));
         }
 
+        let verify = raw.verify == Some(true) || op == Op::VerifyPort;
+        if verify && !op.mutates() && op != Op::VerifyPort {
+            return Err(bad(format!(
+                "{} changes nothing to verify (verify_port reads a port)",
+                op.name()
+            )));
+        }
         let mut req = Request {
+            verify,
             op,
             device: raw.device.clone(),
             link,
@@ -555,7 +586,7 @@ impl Request {
             meta,
         };
         match op {
-            Op::AttachPort | Op::DetachPort | Op::UpdatePort | Op::ResetPort => {
+            Op::AttachPort | Op::DetachPort | Op::UpdatePort | Op::ResetPort | Op::VerifyPort => {
                 req.ports = port_changes(op, &raw, req.link.as_ref())?;
             }
             Op::AddNetwork | Op::DeleteNetwork => {
@@ -907,6 +938,21 @@ fn check_port_change(op: Op, c: &PortChange) -> Result<(), RequestError> {
             {
                 return Err(bad(format!(
                     "update_port mode trunk needs native_vlan and/or allowed_vlans (port {port})"
+                )));
+            }
+        }
+        Op::VerifyPort => {
+            let tagged = c.allowed_vlans.is_some() || c.native_vlan.is_some();
+            if tagged && c.mode.is_none() {
+                return Err(bad(format!(
+                    "verify_port: native_vlan / allowed_vlans need a mode to compare with (port {port})"
+                )));
+            }
+            if c.mode == Some(PortMode::Access)
+                && c.allowed_vlans.as_ref().is_some_and(|s| !s.is_empty())
+            {
+                return Err(bad(format!(
+                    "verify_port mode access takes no allowed_vlans (port {port})"
                 )));
             }
         }

@@ -20,6 +20,7 @@ use crate::report::Report;
 use crate::request::{Op, RawRequest, Request, RequestError};
 use crate::session::{self, CommandRecord, Segment, Session, Settings, Transcript};
 use crate::spool::{self, Answer, Claim, Entry, HolderRef, Spool, SpoolError, Waited};
+use crate::verify::{self, Check, PortReport, PortState};
 use crate::{driver, ovs, timefmt, transport};
 
 /// Largest JSON request read from stdin or a file.
@@ -173,10 +174,14 @@ fn execute(cli: &Cli, report: &mut Report) -> Result<(), Error> {
                     if parsed.dry_run {
                         report.dry_run = true;
                     }
-                    parsed
+                    let mut raw = parsed
                         .command
                         .to_raw()
-                        .ok_or_else(|| Error::Usage("not an operation".into()))??
+                        .ok_or_else(|| Error::Usage("not an operation".into()))??;
+                    if parsed.verify {
+                        raw.verify = Some(true);
+                    }
+                    raw
                 }
             };
             Intake {
@@ -210,6 +215,12 @@ fn execute(cli: &Cli, report: &mut Report) -> Result<(), Error> {
         },
     };
     report.dry_run |= cli.dry_run;
+    let mut intake = intake;
+    if cli.verify {
+        if let Some(raw) = intake.raw.as_mut() {
+            raw.verify = Some(true);
+        }
+    }
     let check_only = match &cli.command {
         Command::Check(c) => Some(c.catalog),
         _ => None,
@@ -417,6 +428,7 @@ impl Job<'_> {
             "vlans": req.vlans(),
             "network": req.network,
             "lag": req.lag,
+            "verify": req.verify,
         });
         match req.op {
             Op::GetSwitches => return self.get_switches(),
@@ -443,6 +455,25 @@ impl Job<'_> {
         }
         policy::check(&req, device, self.scope.as_ref())?;
         check_transport_fits(device, platform.kind)?;
+        // Reading back is refused up front where the platform cannot (never "verified"
+        // silently), as is verifying an operation that changes no port.
+        let checks: Option<Vec<Check>> = if req.verify {
+            let spec = platform
+                .verify
+                .spec(&platform.name)
+                .map_err(driver::Unsupported)?;
+            if !ovs::handles(platform) {
+                for c in &verify::checks(&req, device, platform)? {
+                    driver::show_lines(platform, spec, &c.port)?;
+                }
+            }
+            Some(verify::checks(&req, device, platform)?)
+        } else {
+            None
+        };
+        if req.op == Op::VerifyPort {
+            return self.verify_port(&req, device, platform, checks.unwrap_or_default());
+        }
         let plan = driver::plan(&req, device, platform)?;
         self.report.warnings.extend(plan.warnings.iter().cloned());
         let save = device.save_config;
@@ -450,7 +481,20 @@ impl Job<'_> {
             if ovs::handles(platform) {
                 self.report.warnings.push(ovs::DRY_RUN_NOTE.into());
             }
-            self.report.commands = session::script(platform, &plan, save)
+            let script = match (&checks, ovs::handles(platform)) {
+                (Some(checks), false) => {
+                    let (reads, mode) = read_lines(platform, checks)?;
+                    session::script_with_reads(platform, Some(&plan), save, &reads, mode)
+                }
+                (Some(_), true) => {
+                    self.report.warnings.push(
+                        "ovs: with --verify, OVSDB is read again after the transaction".into(),
+                    );
+                    session::script(platform, &plan, save)
+                }
+                (None, _) => session::script(platform, &plan, save),
+            };
+            self.report.commands = script
                 .into_iter()
                 .map(|(_, input)| CommandRecord {
                     input,
@@ -499,7 +543,9 @@ impl Job<'_> {
         };
         let local = match locks.try_acquire()? {
             Some(lock) => lock,
-            None if coalesce => {
+            // A verified request reads its ports before and after its own change, in its
+            // own session: it never rides another's.
+            None if coalesce && !req.verify => {
                 match self.wait_in_spool(
                     &spool,
                     &req,
@@ -533,54 +579,52 @@ impl Job<'_> {
             self.audit_started()?;
         }
         self.device_contacted = true;
-        device.check_secret_modes()?;
-        let enable_secret = device
-            .enable_secret_file
-            .as_deref()
-            .map(Device::read_secret)
-            .transpose()?;
-        let password = device
-            .password_file
-            .as_deref()
-            .map(Device::read_secret)
-            .transpose()?;
-        let deadline = Instant::now() + device.request_timeout;
-        let settings = Settings {
-            device: device.name.clone(),
-            command_timeout: device
-                .command_timeout
-                .min(device.request_timeout)
-                .max(Duration::from_millis(1)),
-            deadline,
-            enable_secret,
-            secrets: password.into_iter().collect(),
-            save,
-        };
+        let settings = session_settings(device, save)?;
+        let deadline = settings.deadline;
         let conn = transport::open(device, platform.kind, deadline)?;
         self.report.warnings.extend(conn.warnings());
         log::info!("{}: connected to {}", self.report.request_id, device.name);
         if ovs::handles(platform) {
             // Reads OVSDB first, then one transaction (or none when already as requested).
             let prepared = ovs::prepare(&req, device, platform)?;
-            let (transcript, result) = prepared.apply(conn, &settings);
+            let (transcript, result) = prepared.apply(conn, &settings, req.verify);
             self.report.commands = transcript.commands;
             self.report.round_trips = transcript.round_trips;
             let done = result?;
             self.report.changed = done.changed;
             self.report.msg = done.msg;
-            self.report.data = done.data;
+            let mut data = done.data;
+            if req.verify {
+                self.report.diff = Some(ovs_diff(&data));
+                if let Some(m) = data.as_object_mut() {
+                    m.insert("verified".into(), json!(done.drift.is_none()));
+                    m.insert("skipped".into(), json!(!done.changed));
+                }
+            }
+            self.report.data = data;
             self.report.warnings.extend(done.warnings);
+            if let Some(drift) = done.drift {
+                return Err(Error::Drift(format!(
+                    "verify: the change was committed but OVSDB does not show it: {drift}"
+                )));
+            }
             return Ok(());
         }
         let (mut session, opened) = Session::open(conn, platform, &settings);
         let mut transcript = opened.transcript;
-        let own = match opened.result {
-            Ok(()) => {
+        let mut verified: Option<Verified> = None;
+        let own = match (opened.result, &checks) {
+            (Ok(()), Some(checks)) => {
+                let (t, r) = verified_apply(&mut session, platform, &plan, checks, deadline);
+                transcript.append(t);
+                r.map(|v| verified = Some(v))
+            }
+            (Ok(()), None) => {
                 let applied = session.apply(&plan, deadline);
                 transcript.append(applied.transcript);
                 applied.result
             }
-            Err(e) => Err(e),
+            (Err(e), _) => Err(e),
         };
         // Before closing (after our own lines, before the save): apply spooled requests.
         let served = if coalesce {
@@ -624,6 +668,231 @@ impl Job<'_> {
             self.report.commands.len(),
             self.report.round_trips
         );
+        if let Some(v) = verified {
+            return self.report_verified(&req, device, v);
+        }
+        Ok(())
+    }
+
+    /// The result of a `--verify` run: `changed` from the states read, per-port before /
+    /// after, Ansible's `diff`; a port that does not show the change fails the request.
+    fn report_verified(
+        &mut self,
+        req: &Request,
+        device: &Device,
+        v: Verified,
+    ) -> Result<(), Error> {
+        self.report.changed = v.reports.iter().any(|p| p.changed);
+        let unverified: Vec<String> = v
+            .reports
+            .iter()
+            .filter(|p| !p.unverified.is_empty())
+            .map(|p| format!("{} ({})", p.port, p.unverified.join(", ")))
+            .collect();
+        if !unverified.is_empty() {
+            self.report.warnings.push(format!(
+                "verify: not verified, the platform does not show it: {}",
+                unverified.join("; ")
+            ));
+        }
+        let data = json!({"verified": v.drift.is_none(), "skipped": v.skipped, "ports": v.reports});
+        match &mut self.report.data {
+            serde_json::Value::Object(m) => {
+                if let serde_json::Value::Object(d) = data {
+                    m.extend(d);
+                }
+            }
+            other => *other = data,
+        }
+        self.report.diff = Some(verify::diff(&v.reports));
+        if v.skipped {
+            self.report.msg = format!(
+                "{} on {}: already in the requested state (read back); nothing sent",
+                req.op.name(),
+                device.name
+            );
+        } else if v.drift.is_none() {
+            self.report.msg.push_str(if self.report.changed {
+                "; verified"
+            } else {
+                "; verified, the ports read back unchanged"
+            });
+        }
+        match v.drift {
+            Some(d) => Err(Error::Drift(format!(
+                "verify: {} was accepted by {} but {d}",
+                req.op.name(),
+                device.name
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// `verify_port`: reads the ports (a session slot under the device lock, no change, no
+    /// coalescing) and compares each with the expectations the request gives, if any.
+    fn verify_port(
+        &mut self,
+        req: &Request,
+        device: &Device,
+        platform: &crate::catalog::Platform,
+        checks: Vec<Check>,
+    ) -> Result<(), Error> {
+        let spec = platform
+            .verify
+            .spec(&platform.name)
+            .map_err(driver::Unsupported)?;
+        let ovs = ovs::handles(platform);
+        let prepared = if ovs {
+            Some(ovs::prepare_read(req, device, platform)?)
+        } else {
+            None
+        };
+        let (reads, mode) = if ovs {
+            (Vec::new(), None)
+        } else {
+            read_lines(platform, &checks)?
+        };
+        if self.report.dry_run {
+            let lines: Vec<String> = match &prepared {
+                Some(p) => p
+                    .dry_plan()
+                    .lines
+                    .into_iter()
+                    .take(1)
+                    .map(|l| l.text)
+                    .collect(),
+                None => session::script_with_reads(platform, None, false, &reads, mode)
+                    .into_iter()
+                    .map(|(_, l)| l)
+                    .collect(),
+            };
+            self.report.commands = lines
+                .into_iter()
+                .map(|input| CommandRecord {
+                    input,
+                    output: String::new(),
+                    elapsed_ms: 0,
+                })
+                .collect();
+            self.report.msg = format!(
+                "dry run: verify_port would send {} lines to {}",
+                self.report.commands.len(),
+                device.name
+            );
+            return Ok(());
+        }
+        let holder = Holder {
+            pid: std::process::id(),
+            request_id: self.report.request_id.clone(),
+            op: req.op.name().to_string(),
+            since: timefmt::now_rfc3339(),
+        };
+        let lock_deadline = Instant::now() + device.lock_timeout;
+        let locks = Locks {
+            settings: &self.config.lock,
+            dir: &self.config.lock_dir,
+            device: &device.name,
+            slots: device.max_sessions,
+            holder: &holder,
+        };
+        let local = locks.acquire(lock_deadline)?;
+        let _held = locks.complete(local, lock_deadline)?;
+        self.audit_started()?;
+        self.device_contacted = true;
+        let settings = session_settings(device, false)?;
+        let conn = transport::open(device, platform.kind, settings.deadline)?;
+        self.report.warnings.extend(conn.warnings());
+        let states: Vec<PortState> = match &prepared {
+            Some(p) => {
+                let (t, r) = p.read(conn, &settings);
+                self.report.commands = t.commands;
+                self.report.round_trips = t.round_trips;
+                let read = r?;
+                checks
+                    .iter()
+                    .map(|c| {
+                        let s = read
+                            .iter()
+                            .find(|(p, _)| *p == c.port)
+                            .and_then(|(_, s)| s.as_ref());
+                        ovs::normalised(s)
+                    })
+                    .collect()
+            }
+            None => {
+                let (mut session, opened) = Session::open(conn, platform, &settings);
+                let mut transcript = opened.transcript;
+                let read = match opened.result {
+                    Ok(()) => {
+                        let (t, r) =
+                            read_states(&mut session, platform, spec, &checks, settings.deadline);
+                        transcript.append(t);
+                        r
+                    }
+                    Err(e) => Err(e),
+                };
+                transcript.append(session.finish().transcript);
+                self.report.commands = transcript.commands;
+                self.report.round_trips = transcript.round_trips;
+                read?
+            }
+        };
+        let mut reports = Vec::new();
+        let mut drifted = Vec::new();
+        for (c, state) in checks.iter().zip(states) {
+            let verdict = c.expect.check(&state);
+            if !verdict.drift.is_empty() {
+                drifted.push(format!("{}: {}", c.port, verdict.describe()));
+            }
+            let after = (!c.expect.is_empty()).then(|| c.expect.desired(&state));
+            reports.push(PortReport {
+                port: c.port.clone(),
+                changed: false,
+                drift: verdict.drift,
+                unverified: verdict.unverified,
+                before: Some(state),
+                after,
+            });
+        }
+        let expecting = checks.iter().any(|c| !c.expect.is_empty());
+        let unverified: Vec<String> = reports
+            .iter()
+            .filter(|p| !p.unverified.is_empty())
+            .map(|p| format!("{} ({})", p.port, p.unverified.join(", ")))
+            .collect();
+        if !unverified.is_empty() {
+            self.report.warnings.push(format!(
+                "verify: not verified, the platform does not show it: {}",
+                unverified.join("; ")
+            ));
+        }
+        self.report.data = json!({
+            "in_state": expecting.then_some(drifted.is_empty()),
+            "ports": reports.iter().map(|r| json!({
+                "port": r.port,
+                "state": r.before,
+                "drift": r.drift,
+                "unverified": r.unverified,
+            })).collect::<Vec<_>>(),
+        });
+        if expecting {
+            self.report.diff = Some(verify::diff(&reports));
+        }
+        self.report.msg = if !expecting {
+            format!("read {} port(s) on {}", reports.len(), device.name)
+        } else if drifted.is_empty() {
+            format!(
+                "{} port(s) on {} are in the expected state",
+                reports.len(),
+                device.name
+            )
+        } else {
+            return Err(Error::Drift(format!(
+                "not in the expected state on {}: {}",
+                device.name,
+                drifted.join("; ")
+            )));
+        };
         Ok(())
     }
 
@@ -931,6 +1200,225 @@ impl Job<'_> {
                 .push(format!("audit record not written: {e}"));
         }
     }
+}
+
+/// The secrets and deadlines a session needs.
+fn session_settings(device: &Device, save: bool) -> Result<Settings, Error> {
+    device.check_secret_modes()?;
+    let enable_secret = device
+        .enable_secret_file
+        .as_deref()
+        .map(Device::read_secret)
+        .transpose()?;
+    let password = device
+        .password_file
+        .as_deref()
+        .map(Device::read_secret)
+        .transpose()?;
+    Ok(Settings {
+        device: device.name.clone(),
+        command_timeout: device
+            .command_timeout
+            .min(device.request_timeout)
+            .max(Duration::from_millis(1)),
+        deadline: Instant::now() + device.request_timeout,
+        enable_secret,
+        secrets: password.into_iter().collect(),
+        save,
+    })
+}
+
+/// Every show line for `checks`, in order, and the mode they are typed in.
+fn read_lines<'p>(
+    platform: &'p crate::catalog::Platform,
+    checks: &[Check],
+) -> Result<(Vec<driver::Line>, Option<&'p str>), Error> {
+    let spec = platform
+        .verify
+        .spec(&platform.name)
+        .map_err(driver::Unsupported)?;
+    let mut out = Vec::new();
+    for c in checks {
+        out.extend(driver::show_lines(platform, spec, &c.port)?);
+    }
+    Ok((out, spec.mode.as_deref()))
+}
+
+/// What a `--verify` run found.
+struct Verified {
+    /// Per port: before, after, drift.
+    reports: Vec<PortReport>,
+    /// Every port already was as requested: nothing was sent.
+    skipped: bool,
+    /// Ports that do not show the change.
+    drift: Option<String>,
+}
+
+/// Reads each checked port (its show lines, then the platform's parser).
+fn read_states(
+    session: &mut Session,
+    platform: &crate::catalog::Platform,
+    spec: &crate::catalog::VerifySpec,
+    checks: &[Check],
+    deadline: Instant,
+) -> (Transcript, Result<Vec<PortState>, session::SessionError>) {
+    let mut transcript = Transcript::default();
+    let mut states = Vec::new();
+    for c in checks {
+        let lines = match driver::show_lines(platform, spec, &c.port) {
+            Ok(l) => l,
+            Err(e) => {
+                return (
+                    transcript,
+                    Err(session::SessionError::Unparsable {
+                        line: c.port.clone(),
+                        message: e.0,
+                    }),
+                )
+            }
+        };
+        let (segment, outputs) = session.read(&lines, spec.mode.as_deref(), deadline);
+        transcript.append(segment.transcript);
+        match segment.result {
+            Err(session::SessionError::Rejected { .. }) if c.may_be_absent => {
+                states.push(PortState::absent());
+                continue;
+            }
+            Err(e) => return (transcript, Err(e)),
+            Ok(()) => {}
+        }
+        match verify::parse(platform, spec, &c.port, &outputs) {
+            Ok(s) => states.push(s),
+            Err(_) if c.may_be_absent => states.push(PortState::absent()),
+            Err(message) => {
+                return (
+                    transcript,
+                    Err(session::SessionError::Unparsable {
+                        line: lines
+                            .iter()
+                            .map(|l| l.text.as_str())
+                            .collect::<Vec<_>>()
+                            .join("; "),
+                        message,
+                    }),
+                )
+            }
+        }
+    }
+    (transcript, Ok(states))
+}
+
+/// `--verify`: read the ports, skip the plan when they already are as requested, else
+/// apply it and read them again.
+fn verified_apply(
+    session: &mut Session,
+    platform: &crate::catalog::Platform,
+    plan: &driver::Plan,
+    checks: &[Check],
+    deadline: Instant,
+) -> (Transcript, Result<Verified, session::SessionError>) {
+    let mut transcript = Transcript::default();
+    let spec = match platform.verify.spec(&platform.name) {
+        Ok(s) => s,
+        Err(message) => {
+            return (
+                transcript,
+                Err(session::SessionError::Unparsable {
+                    line: String::new(),
+                    message,
+                }),
+            )
+        }
+    };
+    let (t, before) = read_states(session, platform, spec, checks, deadline);
+    transcript.append(t);
+    let before = match before {
+        Ok(b) => b,
+        Err(e) => return (transcript, Err(e)),
+    };
+    let already = checks
+        .iter()
+        .zip(&before)
+        .all(|(c, s)| !c.expect.is_empty() && c.expect.check(s).holds());
+    if already {
+        let reports = checks
+            .iter()
+            .zip(before)
+            .map(|(c, s)| PortReport {
+                port: c.port.clone(),
+                before: Some(s.clone()),
+                after: Some(s),
+                changed: false,
+                drift: Vec::new(),
+                unverified: Vec::new(),
+            })
+            .collect();
+        return (
+            transcript,
+            Ok(Verified {
+                reports,
+                skipped: true,
+                drift: None,
+            }),
+        );
+    }
+    let applied = session.apply(plan, deadline);
+    transcript.append(applied.transcript);
+    if let Err(e) = applied.result {
+        return (transcript, Err(e));
+    }
+    let (t, after) = read_states(session, platform, spec, checks, deadline);
+    transcript.append(t);
+    let after = match after {
+        Ok(a) => a,
+        Err(e) => return (transcript, Err(e)),
+    };
+    let mut reports = Vec::new();
+    let mut drift = Vec::new();
+    for ((c, b), a) in checks.iter().zip(before).zip(after) {
+        let verdict = c.expect.check(&a);
+        if !verdict.drift.is_empty() {
+            drift.push(format!("{} shows {}", c.port, verdict.describe()));
+        }
+        reports.push(PortReport {
+            port: c.port.clone(),
+            changed: b != a,
+            before: Some(b),
+            after: Some(a),
+            drift: verdict.drift,
+            unverified: verdict.unverified,
+        });
+    }
+    (
+        transcript,
+        Ok(Verified {
+            reports,
+            skipped: false,
+            drift: (!drift.is_empty()).then(|| drift.join("; ")),
+        }),
+    )
+}
+
+/// Ansible's `diff` from the ovs module's per-port before/after.
+fn ovs_diff(data: &serde_json::Value) -> serde_json::Value {
+    serde_json::Value::Array(
+        data["ports"]
+            .as_array()
+            .map(|ports| {
+                ports
+                    .iter()
+                    .map(|p| {
+                        json!({
+                            "before_header": format!("{} (before)", p["port"].as_str().unwrap_or_default()),
+                            "after_header": format!("{} (after)", p["port"].as_str().unwrap_or_default()),
+                            "before": p["before"],
+                            "after": p["after"],
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    )
 }
 
 fn check_transport_fits(device: &Device, kind: Kind) -> Result<(), Error> {

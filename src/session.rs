@@ -135,6 +135,8 @@ pub enum Phase {
     Save,
     /// Leaving.
     Close,
+    /// A show line reading a port back (`--verify`, `verify_port`).
+    Read,
 }
 
 /// The full sequence of lines a plan needs on a platform, starting from `start_mode`
@@ -167,6 +169,63 @@ pub fn script(platform: &Platform, plan: &Plan, save: bool) -> Vec<(Phase, Strin
             );
             if save {
                 out.extend(platform.save.iter().map(|l| (Phase::Save, l.clone())));
+            }
+            out.extend(platform.close.iter().map(|l| (Phase::Close, l.clone())));
+        }
+    }
+    out
+}
+
+/// The sequence with reads: `reads` before the plan and again after it (`--verify`), or
+/// only the reads when there is no plan (`verify_port`). `read_mode` is the mode the reads
+/// are typed in (CLI; default the save mode).
+pub fn script_with_reads(
+    platform: &Platform,
+    plan: Option<&Plan>,
+    save: bool,
+    reads: &[Line],
+    read_mode: Option<&str>,
+) -> Vec<(Phase, String)> {
+    let read = |out: &mut Vec<(Phase, String)>| {
+        out.extend(reads.iter().map(|l| (Phase::Read, l.text.clone())));
+    };
+    let mut out = Vec::new();
+    match platform.kind {
+        Kind::Exec => {
+            read(&mut out);
+            if let Some(plan) = plan {
+                out.extend(plan.lines.iter().map(|l| (Phase::Config, l.text.clone())));
+                out.extend(platform.commit.iter().map(|l| (Phase::Commit, l.clone())));
+                read(&mut out);
+                if save {
+                    out.extend(platform.save.iter().map(|l| (Phase::Save, l.clone())));
+                }
+            }
+        }
+        Kind::Cli => {
+            let rmode = read_mode.unwrap_or(&platform.save_mode);
+            let nav = |out: &mut Vec<(Phase, String)>, from: &str, to: &str| {
+                out.extend(
+                    platform
+                        .path(from, to)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|(l, _, _)| (Phase::Navigate, l)),
+                )
+            };
+            out.extend(platform.on_open.iter().map(|l| (Phase::Setup, l.clone())));
+            nav(&mut out, &platform.login_mode, rmode);
+            read(&mut out);
+            if let Some(plan) = plan {
+                nav(&mut out, rmode, &platform.config_mode);
+                out.extend(plan.lines.iter().map(|l| (Phase::Config, l.text.clone())));
+                out.extend(platform.commit.iter().map(|l| (Phase::Commit, l.clone())));
+                nav(&mut out, &platform.config_mode, rmode);
+                read(&mut out);
+                nav(&mut out, rmode, &platform.save_mode);
+                if save {
+                    out.extend(platform.save.iter().map(|l| (Phase::Save, l.clone())));
+                }
             }
             out.extend(platform.close.iter().map(|l| (Phase::Close, l.clone())));
         }
@@ -323,6 +382,48 @@ impl<'a> Session<'a> {
         }
         let transcript = self.take_transcript();
         Segment { transcript, result }
+    }
+
+    /// Reads: sends show lines (CLI: in `mode`, default the save mode, leaving configuration
+    /// mode first, which applies a commit-on-exit candidate) and returns each line's output.
+    /// A failure indicator in the output is a rejection; the session stays usable after one.
+    pub fn read(
+        &mut self,
+        lines: &[Line],
+        mode: Option<&str>,
+        deadline: Instant,
+    ) -> (Segment, Vec<String>) {
+        if !self.healthy {
+            return (
+                Segment {
+                    transcript: Transcript::default(),
+                    result: Err(SessionError::Transport(TransportError::Lost(
+                        "the session is unusable after an earlier failure".into(),
+                    ))),
+                },
+                Vec::new(),
+            );
+        }
+        let mut outputs = Vec::new();
+        let result = match &mut self.inner {
+            Inner::Cli(s) => {
+                s.deadline = deadline;
+                s.read(lines, mode, &mut outputs)
+            }
+            Inner::Exec(s) => {
+                s.deadline = deadline;
+                lines
+                    .iter()
+                    .try_for_each(|l| s.run_line(l).map(|out| outputs.push(out)))
+            }
+        };
+        match &result {
+            Ok(()) => {}
+            Err(SessionError::Rejected { .. }) => {}
+            Err(_) => self.healthy = false,
+        }
+        let transcript = self.take_transcript();
+        (Segment { transcript, result }, outputs)
     }
 
     /// Leaves configuration mode, saves (when configured and some plan was applied) and
@@ -485,6 +586,21 @@ impl<'a> CliSession<'a> {
         if let Err(e) = applied {
             self.abort();
             return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Show lines in `mode` (default: the save mode); their outputs.
+    fn read(
+        &mut self,
+        lines: &[Line],
+        mode: Option<&str>,
+        outputs: &mut Vec<String>,
+    ) -> Result<(), SessionError> {
+        let target = mode.unwrap_or(&self.platform.save_mode).to_string();
+        self.goto(&target)?;
+        for l in lines {
+            outputs.push(self.send_and_wait(&l.text, false)?);
         }
         Ok(())
     }
@@ -831,7 +947,7 @@ impl ExecSession<'_> {
         let p = self.platform;
         let mut lines: Vec<Line> = plan.lines.clone();
         lines.extend(p.commit.iter().map(|l| fixed_line(l)));
-        if let Err(e) = lines.iter().try_for_each(|l| self.run_line(l)) {
+        if let Err(e) = lines.iter().try_for_each(|l| self.run_line(l).map(|_| ())) {
             self.aborted_cleanly = true;
             for l in p.abort.iter().map(|l| fixed_line(l)) {
                 if self.run_line(&l).is_err() {
@@ -852,7 +968,8 @@ impl ExecSession<'_> {
         Ok(())
     }
 
-    fn run_line(&mut self, line: &Line) -> Result<(), SessionError> {
+    /// Runs one line; its standard output (for reads).
+    fn run_line(&mut self, line: &Line) -> Result<String, SessionError> {
         let started = Instant::now();
         let deadline = (started + self.settings.command_timeout).min(self.deadline);
         let argv = line
@@ -918,7 +1035,7 @@ impl ExecSession<'_> {
                 indicator: ind,
             });
         }
-        Ok(())
+        Ok(out.stdout)
     }
 }
 

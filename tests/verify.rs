@@ -1,0 +1,753 @@
+//! Verify mode end to end: the real `mercury` drives `mercury-sim` for every platform whose
+//! catalog entry reads ports back, and each step runs with `--verify` — read before, change,
+//! read after — so the show parser of every family is exercised against the simulator's
+//! output of the state Mercury just produced. Drift is made three ways: a change made
+//! behind Mercury's back (another request without `--verify`), the simulator's state file
+//! edited by hand, and a device that accepts a line but applies something else (a wrapper
+//! rewriting what reaches the simulator): the last must fail with exit 1.
+//!
+//! OVS (`ovs` platform) is verified against a real ovsdb-server; platforms that declare
+//! verify unsupported are refused with exit 65 before any device contact.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+#[path = "common/ovs.rs"]
+mod ovs_harness;
+
+use common::{Lab, SimDevice};
+use serde_json::Value;
+
+struct Spec {
+    platform: &'static str,
+    ports: [&'static str; 3],
+    /// Trunks with a native VLAN are supported.
+    native: bool,
+    /// The simulator shows this platform's trunks in a form the vendor does not print
+    /// (see the platform's comment): the trunk steps are skipped.
+    trunk_sim_gap: bool,
+    /// Removing one tagged VLAN cannot run on the simulator (tests/platforms.rs).
+    untag_sim_gap: bool,
+    /// LAG members (and the LAG interface's L2 settings) are checked; false where
+    /// tests/platforms.rs says the simulator cannot run the platform's LAG step.
+    lag: bool,
+}
+
+const fn spec(platform: &'static str, ports: [&'static str; 3]) -> Spec {
+    Spec {
+        platform,
+        ports,
+        native: true,
+        trunk_sim_gap: false,
+        untag_sim_gap: false,
+        lag: true,
+    }
+}
+
+fn lab(platform: &str, sim_args: &[&str], argv0: Option<&str>) -> Lab {
+    let lab = Lab::with_defaults(
+        &[SimDevice {
+            extra: "shut_unused_ports = true",
+            sim_args,
+            ..SimDevice::new("leaf", platform)
+        }],
+        "default_vlan = 10\nallowed_vlans = [\"10\", \"100-199\"]\nmanage_vlans = true\n",
+    );
+    if let Some(wrapper) = argv0 {
+        // Put a wrapper in front of the simulator's argv.
+        let text = std::fs::read_to_string(&lab.config).unwrap();
+        lab.write_config(&text.replace("argv = [", &format!("argv = [\"{wrapper}\", ")));
+    }
+    lab
+}
+
+fn run(lab: &Lab, args: &[&str]) -> common::Ran {
+    let mut argv: Vec<&str> = args.to_vec();
+    argv.extend(["--device", "leaf"]);
+    if !args.contains(&"verify-port") {
+        argv.extend(["--reason", "verify e2e"]);
+    }
+    lab.mercury(&argv).run()
+}
+
+fn verified(lab: &Lab, ctx: &str, args: &[&str]) -> Value {
+    let mut argv = vec!["--verify"];
+    argv.extend(args);
+    let v = run(lab, &argv).expect(0);
+    assert_eq!(v["data"]["verified"], true, "{ctx}: {v}");
+    let diff = v["diff"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{ctx}: no diff: {v}"));
+    assert!(!diff.is_empty(), "{ctx}: {v}");
+    v
+}
+
+fn after<'a>(v: &'a Value, port: &str) -> &'a Value {
+    v["data"]["ports"]
+        .as_array()
+        .and_then(|a| a.iter().find(|p| p["port"] == port))
+        .map(|p| &p["after"])
+        .unwrap_or_else(|| panic!("no port {port} in {v}"))
+}
+
+fn exercise(s: &Spec) {
+    let lab = lab(s.platform, &[], None);
+    let [p1, p2, p3] = s.ports;
+    let ctx = |step: &str| format!("{}: {step}", s.platform);
+    for v in ["10", "110", "120", "130", "131"] {
+        run(
+            &lab,
+            &["add-network", "--vlan", v, "--name", &format!("t{v}")],
+        )
+        .expect(0);
+    }
+
+    // Access attach: read before, change, read after.
+    let v = verified(
+        &lab,
+        &ctx("attach"),
+        &["attach-port", "--port", p1, "--vlan", "120"],
+    );
+    assert_eq!(v["changed"], true, "{}: {v}", ctx("attach"));
+    let a = after(&v, p1);
+    assert_eq!(a["mode"], "access", "{}: {v}", ctx("attach"));
+    assert_eq!(a["access_vlan"], 120, "{}: {v}", ctx("attach"));
+    assert_ne!(a, &v["diff"][0]["before"], "{}: {v}", ctx("attach"));
+
+    // The same again: already so, nothing sent, changed false.
+    let before = lab.transcript("leaf").len();
+    let v = verified(
+        &lab,
+        &ctx("again"),
+        &["attach-port", "--port", p1, "--vlan", "120"],
+    );
+    assert_eq!(v["changed"], false, "{}: {v}", ctx("again"));
+    // Skipped unless a requested field cannot be read (ovs_linux: the admin state that
+    // shut_unused_ports asks for): then the change is sent again and reads back unchanged.
+    let unread = v["data"]["ports"][0]["unverified"] != serde_json::json!([]);
+    assert_eq!(v["data"]["skipped"], !unread, "{}: {v}", ctx("again"));
+    let sent: Vec<String> = lab.transcript("leaf")[before..].to_vec();
+    assert!(
+        unread
+            || !sent
+                .iter()
+                .any(|l| l.contains("120") && !l.contains("show")),
+        "{}: {sent:?}",
+        ctx("nothing sent")
+    );
+
+    // Detach: idle VLAN back, port shut.
+    let v = verified(
+        &lab,
+        &ctx("detach"),
+        &["detach-port", "--port", p1, "--vlan", "120"],
+    );
+    assert_eq!(v["changed"], true, "{}: {v}", ctx("detach"));
+    assert_eq!(after(&v, p1)["access_vlan"], 10, "{}: {v}", ctx("detach"));
+
+    // Trunk with native VLAN, description and MTU where the platform has them.
+    let catalog = mercury::catalog::Catalog::builtin().unwrap();
+    let platform = catalog.get(s.platform).unwrap();
+    if s.native && !s.trunk_sim_gap {
+        let mut args = vec![
+            "update-port",
+            "--port",
+            p1,
+            "--mode",
+            "trunk",
+            "--native-vlan",
+            "110",
+            "--allowed-vlans",
+            "120,130",
+        ];
+        if platform.supports("description") {
+            args.extend(["--description", "node 7"]);
+        }
+        if platform.supports("mtu") {
+            args.extend(["--mtu", "9000"]);
+        }
+        let v = verified(&lab, &ctx("trunk"), &args);
+        let a = after(&v, p1);
+        assert_eq!(a["mode"], "trunk", "{}: {v}", ctx("trunk"));
+        assert_eq!(a["native_vlan"], 110, "{}: {v}", ctx("trunk"));
+
+        // Tagged VLAN added and removed.
+        let v = verified(
+            &lab,
+            &ctx("attach trunk"),
+            &[
+                "attach-port",
+                "--port",
+                p1,
+                "--vlan",
+                "131",
+                "--mode",
+                "trunk",
+            ],
+        );
+        assert!(
+            after(&v, p1)["allowed_vlans"]
+                .as_str()
+                .unwrap()
+                .contains("131"),
+            "{}: {v}",
+            ctx("attach trunk")
+        );
+        if !s.untag_sim_gap {
+            verified(
+                &lab,
+                &ctx("detach trunk"),
+                &[
+                    "detach-port",
+                    "--port",
+                    p1,
+                    "--vlan",
+                    "131",
+                    "--mode",
+                    "trunk",
+                ],
+            );
+            // The port is as declared: verify-port agrees.
+            let v = run(
+                &lab,
+                &[
+                    "verify-port",
+                    "--port",
+                    p1,
+                    "--mode",
+                    "trunk",
+                    "--native-vlan",
+                    "110",
+                    "--allowed-vlans",
+                    "120,130",
+                ],
+            )
+            .expect(0);
+            assert_eq!(v["data"]["in_state"], true, "{}: {v}", ctx("verify-port"));
+            assert_eq!(v["changed"], false);
+        }
+    }
+
+    // A LAG of p2 and p3, L2 settings on the LAG interface (which does not exist before).
+    if s.lag {
+        let lag = [
+            "update-lag",
+            "--lag",
+            "7",
+            "--member",
+            p2,
+            "--member",
+            p3,
+            "--mode",
+            "trunk",
+            "--native-vlan",
+            "110",
+            "--allowed-vlans",
+            "120",
+        ];
+        let v = verified(&lab, &ctx("update-lag"), &lag);
+        let ports = v["data"]["ports"].as_array().unwrap();
+        assert_eq!(ports.len(), 3, "{}: {v}", ctx("update-lag"));
+        assert_eq!(
+            ports[0]["after"]["lag"],
+            ports[2]["port"],
+            "{}: {v}",
+            ctx("update-lag")
+        );
+        // Refused by the device (IOS, VRP, NVUE: absent) or shown empty (Junos, SONiC, SR
+        // Linux: no configuration).
+        let b = &ports[2]["before"];
+        assert!(
+            b["absent"] == true || b["mode"].is_null(),
+            "{}: {v}",
+            ctx("update-lag")
+        );
+        assert_eq!(
+            ports[2]["after"]["native_vlan"],
+            110,
+            "{}: {v}",
+            ctx("update-lag")
+        );
+        let v = verified(
+            &lab,
+            &ctx("delete-lag"),
+            &["delete-lag", "--lag", "7", "--member", p2, "--member", p3],
+        );
+        assert!(
+            v["data"]["ports"][0]["after"]["lag"].is_null(),
+            "{}: {v}",
+            ctx("delete-lag")
+        );
+    }
+
+    // Drift: another request (not verified) puts p2 in VLAN 130; verify-port expects 120.
+    run(&lab, &["attach-port", "--port", p2, "--vlan", "130"]).expect(0);
+    let r = run(
+        &lab,
+        &[
+            "verify-port",
+            "--port",
+            p2,
+            "--mode",
+            "access",
+            "--native-vlan",
+            "120",
+        ],
+    );
+    let v = r.expect(1);
+    assert_eq!(v["error_kind"], "device_rejected", "{v}");
+    assert_eq!(v["data"]["in_state"], false, "{}: {v}", ctx("drift"));
+    let drift = &v["data"]["ports"][0]["drift"][0];
+    assert_eq!(drift["field"], "access_vlan", "{}: {v}", ctx("drift"));
+    assert_eq!(drift["actual"], 130, "{}: {v}", ctx("drift"));
+    assert_eq!(v["diff"][0]["after"]["access_vlan"], 120, "{v}");
+    // Without expectations it just reports.
+    let v = run(&lab, &["verify-port", "--port", p2]).expect(0);
+    assert_eq!(v["data"]["ports"][0]["state"]["access_vlan"], 130, "{v}");
+    assert!(v["data"]["in_state"].is_null(), "{v}");
+}
+
+macro_rules! platforms {
+    ($($platform:ident => $spec:expr;)*) => {
+        $(
+            #[test]
+            fn $platform() {
+                let s: Spec = $spec;
+                assert_eq!(s.platform, stringify!($platform));
+                exercise(&s);
+            }
+        )*
+
+        /// Every platform that reads ports back is exercised here; the others declare why
+        /// not, and are refused.
+        #[test]
+        fn every_verifying_platform_is_exercised() {
+            let tested = [$(stringify!($platform)),*];
+            let catalog = mercury::catalog::Catalog::builtin().unwrap();
+            for name in catalog.names() {
+                let p = catalog.get(name).unwrap();
+                let reads = matches!(p.verify, mercury::catalog::Verify::Show(_));
+                let ovsdb = name == "ovs";
+                assert_eq!(reads && !ovsdb, tested.contains(&name), "{name}");
+            }
+        }
+    };
+}
+
+platforms! {
+    arista_eos => spec("arista_eos", ["Ethernet5", "Ethernet6", "Ethernet7"]);
+    aruba_aoscx => spec("aruba_aoscx", ["1/1/5", "1/1/6", "1/1/7"]);
+    cisco_ios => spec("cisco_ios", ["GigabitEthernet1/0/5", "GigabitEthernet1/0/6", "GigabitEthernet1/0/7"]);
+    cisco_nxos => spec("cisco_nxos", ["Ethernet1/5", "Ethernet1/6", "Ethernet1/7"]);
+    // Sx300 LACP (`channel-group N mode auto`) is unknown to the simulator (tests/platforms.rs).
+    cisco_s300 => Spec { lag: false, ..spec("cisco_s300", ["GigabitEthernet1/0/5", "GigabitEthernet1/0/6", "GigabitEthernet1/0/7"]) };
+    cumulus_nvue => spec("cumulus_nvue", ["swp5", "swp6", "swp7"]);
+    dell_enterprise_sonic => spec("dell_enterprise_sonic", ["Ethernet20", "Ethernet24", "Ethernet28"]);
+    // OS10 removes a tagged VLAN with `no switchport trunk allowed vlan N`, which the
+    // simulator does not know (tests/platforms.rs).
+    dell_os10 => Spec { untag_sim_gap: true, ..spec("dell_os10", ["ethernet1/1/5", "ethernet1/1/6", "ethernet1/1/7"]) };
+    // The simulator prints a PowerConnect general-mode trunk as `switchport mode hybrid` with
+    // IOS trunk lines; PowerConnect prints `switchport mode general` and `switchport general
+    // ...` lines, which is what the parser reads (unit tests), so trunks are not checked here.
+    dell_powerconnect => Spec { trunk_sim_gap: true, lag: false, ..spec("dell_powerconnect", ["Gi1/0/5", "Gi1/0/6", "Gi1/0/7"]) };
+    hpe_comware => spec("hpe_comware", ["GigabitEthernet1/0/5", "GigabitEthernet1/0/6", "GigabitEthernet1/0/7"]);
+    huawei => spec("huawei", ["GigabitEthernet0/0/5", "GigabitEthernet0/0/6", "GigabitEthernet0/0/7"]);
+    huawei_vrpv8 => spec("huawei_vrpv8", ["GE1/0/5", "GE1/0/6", "GE1/0/7"]);
+    juniper => spec("juniper", ["ge-0/0/5", "ge-0/0/6", "ge-0/0/7"]);
+    nokia_srl => spec("nokia_srl", ["ethernet-1/5", "ethernet-1/6", "ethernet-1/7"]);
+    // OVS bonds are not supported by the catalog.
+    ovs_linux => Spec { lag: false, ..spec("ovs_linux", ["eth5", "eth6", "eth7"]) };
+    // RGOS `port-group` is unknown to the simulator (tests/platforms.rs).
+    ruijie => Spec { lag: false, ..spec("ruijie", ["GigabitEthernet0/5", "GigabitEthernet0/6", "GigabitEthernet0/7"]) };
+    sonic => spec("sonic", ["Ethernet20", "Ethernet24", "Ethernet28"]);
+    supermicro_smis => spec("supermicro_smis", ["Gi0/5", "Gi0/6", "Gi0/7"]);
+}
+
+/// Platforms whose output is not parsed are refused before the device is contacted, with
+/// the catalog's reason; never "verified".
+#[test]
+fn platforms_without_a_parser_are_refused_with_the_reason() {
+    for (platform, port) in [
+        ("cumulus", "swp5"),
+        ("dell_force10", "TenGigabitEthernet1/5"),
+        ("brocade_fastiron", "ethernet1/1/5"),
+        ("mellanox_mlnxos", "Eth1/5"),
+        ("pluribus", "5"),
+    ] {
+        let lab = lab(platform, &[], None);
+        let v = run(
+            &lab,
+            &["--verify", "attach-port", "--port", port, "--vlan", "120"],
+        )
+        .expect(65);
+        assert!(
+            v["msg"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("verify is not supported on {platform}: ")),
+            "{v}"
+        );
+        run(&lab, &["verify-port", "--port", port]).expect(65);
+        assert!(
+            lab.transcript("leaf").is_empty(),
+            "{platform} was contacted"
+        );
+    }
+}
+
+/// A JSON request asks for verification with `"verify": true`; verify_port needs no reason.
+#[test]
+fn json_requests_verify_too() {
+    let lab = lab("cumulus_nvue", &[], None);
+    for v in ["10", "120"] {
+        run(&lab, &["add-network", "--vlan", v]).expect(0);
+    }
+    let v = lab
+        .mercury(["run"])
+        .stdin(r#"{"op":"attach_port","device":"leaf","port":"swp5","vlan":120,"reason":"r","verify":true}"#)
+        .run()
+        .expect(0);
+    assert_eq!(v["data"]["verified"], true, "{v}");
+    let v = lab
+        .mercury(["run"])
+        .stdin(r#"{"op":"verify_port","device":"leaf","port":"swp5","mode":"access","native_vlan":120}"#)
+        .run()
+        .expect(0);
+    assert_eq!(v["data"]["in_state"], true, "{v}");
+    // Over the SSH forced command, --verify is allowed.
+    lab.append_config(
+        "\n[callers.conductor]\ndevices = [\"leaf\"]\nallowed_vlans = [\"100-199\"]\n",
+    );
+    let v = lab
+        .mercury(["serve-ssh", "--caller", "conductor"])
+        .env(
+            "SSH_ORIGINAL_COMMAND",
+            "verify-port --device leaf --port swp5 --mode access --native-vlan 130",
+        )
+        .run()
+        .expect(1);
+    assert_eq!(v["data"]["in_state"], false, "{v}");
+}
+
+/// Operations that change no port have nothing to read back.
+#[test]
+fn verify_of_a_network_change_is_refused() {
+    let lab = lab("cisco_ios", &[], None);
+    let v = run(&lab, &["--verify", "add-network", "--vlan", "120"]).expect(65);
+    assert!(
+        v["msg"].as_str().unwrap().contains("changes no port"),
+        "{v}"
+    );
+    let v = lab.mercury(["--verify", "get-switches"]).run().expect(65);
+    assert!(v["msg"].as_str().unwrap().contains("verify_port"), "{v}");
+}
+
+/// A state changed on the device itself (the simulator's state file edited by hand) is
+/// drift for verify-port, and `--verify` then sends the change that fixes it.
+#[test]
+fn hand_edited_device_state_is_drift() {
+    let lab = lab("cisco_ios", &[], None);
+    let port = "GigabitEthernet1/0/5";
+    for v in ["10", "120", "130"] {
+        run(&lab, &["add-network", "--vlan", v]).expect(0);
+    }
+    run(
+        &lab,
+        &["--verify", "attach-port", "--port", port, "--vlan", "120"],
+    )
+    .expect(0);
+    let path = lab.path("leaf.json");
+    let mut state: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    state["running"]["ports"][port]["access_vlan"] = 130.into();
+    state["running"]["ports"][port]["description"] = "moved by hand".into();
+    std::fs::write(&path, serde_json::to_string(&state).unwrap()).unwrap();
+    let v = run(
+        &lab,
+        &[
+            "verify-port",
+            "--port",
+            port,
+            "--mode",
+            "access",
+            "--native-vlan",
+            "120",
+        ],
+    )
+    .expect(1);
+    assert_eq!(
+        v["data"]["ports"][0]["state"]["description"],
+        "moved by hand"
+    );
+    assert!(
+        v["msg"]
+            .as_str()
+            .unwrap()
+            .contains("access_vlan expected 120, device shows 130"),
+        "{v}"
+    );
+    // --verify sees the drift before and repairs it: changed is true again.
+    let v = run(
+        &lab,
+        &["--verify", "attach-port", "--port", port, "--vlan", "120"],
+    )
+    .expect(0);
+    assert_eq!(v["changed"], true, "{v}");
+    assert_eq!(v["diff"][0]["before"]["access_vlan"], 130, "{v}");
+    assert_eq!(lab.port("leaf", port)["access_vlan"], 120);
+    // Audited as a read: a started and a finished record, nothing changed.
+    let audit = lab.audit();
+    let reads: Vec<&Value> = audit
+        .iter()
+        .filter(|r| r["what"]["op"] == "verify_port")
+        .collect();
+    assert!(reads.iter().any(|r| r["event"] == "started"), "{reads:#?}");
+    let finished = reads
+        .iter()
+        .rev()
+        .find(|r| r["event"] == "finished")
+        .unwrap();
+    assert_eq!(finished["how"]["changed"], false, "{finished}");
+    assert_eq!(finished["how"]["rc"], 1, "{finished}");
+}
+
+/// A device that accepts a line but applies something else: the simulator behind a wrapper
+/// that turns VLAN 120 into 130 (CLI: the wrapper echoes the line as typed; exec: the
+/// command is rewritten). `--verify` reads the port back and fails with exit 1.
+#[test]
+fn a_change_the_device_accepted_but_did_not_apply_fails_with_exit_1() {
+    let Some(python) = which("python3") else {
+        eprintln!("python3 not found: skipped");
+        return;
+    };
+    for (platform, port) in [
+        ("cisco_ios", "GigabitEthernet1/0/5"),
+        ("juniper", "ge-0/0/5"),
+        ("cumulus_nvue", "swp5"),
+        ("sonic", "Ethernet20"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let wrapper = dir.path().join("rewrite");
+        std::fs::write(
+            &wrapper,
+            format!(
+                "#!{}\n{}",
+                python.display(),
+                REWRITE.replace(
+                    "{exec}",
+                    if matches!(platform, "cumulus_nvue" | "sonic") {
+                        "True"
+                    } else {
+                        "False"
+                    },
+                )
+            ),
+        )
+        .unwrap();
+        common::set_mode(&wrapper, 0o755);
+        let lab = lab(platform, &[], Some(&wrapper.display().to_string()));
+        for v in ["10", "120", "130"] {
+            run(&lab, &["add-network", "--vlan", v]).expect(0);
+        }
+        let r = run(
+            &lab,
+            &["--verify", "attach-port", "--port", port, "--vlan", "120"],
+        );
+        let v = r.expect(1);
+        let msg = v["msg"].as_str().unwrap();
+        assert!(
+            msg.starts_with("verify: attach_port was accepted by leaf but"),
+            "{platform}: {v}"
+        );
+        assert!(msg.contains("access_vlan expected 120"), "{platform}: {v}");
+        assert_eq!(v["error_kind"], "device_rejected");
+        assert_eq!(v["changed"], false, "{v}");
+        // The device has what it applied; without --verify the same request "succeeds".
+        assert_eq!(lab.port("leaf", port)["access_vlan"], 130, "{platform}");
+        run(&lab, &["attach-port", "--port", port, "--vlan", "120"]).expect(0);
+    }
+}
+
+/// The rewriting wrapper: `rewrite SIM ARGS...`. For exec platforms the last argument is
+/// the command: rewritten, then the simulator runs it. For CLI platforms the wrapper echoes
+/// each line as typed (the simulator runs with `--echo off`) and hands on the rewritten one.
+const REWRITE: &str = r#"
+import subprocess, sys
+EXEC = {exec}
+def rewrite(s):
+    return s.replace(" 120", " 130")
+argv = sys.argv[1:]
+if EXEC:
+    sys.exit(subprocess.call(argv[:-1] + [rewrite(argv[-1])]))
+p = subprocess.Popen(argv + ["--echo", "off"], stdin=subprocess.PIPE)
+for line in sys.stdin:
+    sys.stdout.write(line.rstrip("\n") + "\r\n")
+    sys.stdout.flush()
+    p.stdin.write(rewrite(line).encode())
+    p.stdin.flush()
+p.stdin.close()
+sys.exit(p.wait())
+"#;
+
+fn which(name: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+/// Dry runs show the reads around the change; verify-port's dry run shows only reads.
+#[test]
+fn dry_runs_show_the_reads() {
+    let lab = lab("juniper", &[], None);
+    let v = run(
+        &lab,
+        &[
+            "--dry-run",
+            "--verify",
+            "attach-port",
+            "--port",
+            "ge-0/0/5",
+            "--vlan",
+            "120",
+        ],
+    )
+    .expect(0);
+    let inputs: Vec<&str> = v["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["input"].as_str().unwrap())
+        .collect();
+    let show = "show configuration interfaces ge-0/0/5 | display set";
+    assert_eq!(
+        inputs.iter().filter(|l| **l == show).count(),
+        2,
+        "{inputs:#?}"
+    );
+    let first_show = inputs.iter().position(|l| *l == show).unwrap();
+    let configure = inputs
+        .iter()
+        .position(|l| *l == "configure private")
+        .unwrap();
+    let commit = inputs.iter().position(|l| *l == "commit").unwrap();
+    let last_show = inputs.iter().rposition(|l| *l == show).unwrap();
+    assert!(first_show < configure && commit < last_show, "{inputs:#?}");
+    let v = run(&lab, &["--dry-run", "verify-port", "--port", "ge-0/0/5"]).expect(0);
+    assert!(
+        v["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| !c["input"].as_str().unwrap().starts_with("set interfaces")),
+        "{v}"
+    );
+    assert!(lab.transcript("leaf").is_empty());
+}
+
+// ---- OVS (`ovs` platform), against a real ovsdb-server ---------------------------------
+
+macro_rules! ovs_or_skip {
+    () => {
+        match ovs_harness::start() {
+            Some(o) => o,
+            None => return,
+        }
+    };
+}
+
+fn ovs_run(lab: &Lab, json: &str) -> common::Ran {
+    lab.mercury(["--format", "json", "--verify", "run"])
+        .stdin(json)
+        .run()
+}
+
+#[test]
+fn ovs_plug_and_vlan_changes_are_read_back() {
+    let ovs = ovs_or_skip!();
+    let lab = ovs_harness::lab(&ovs, "");
+    let v = ovs_run(
+        &lab,
+        r#"{"op":"plug_port","device":"dpu-7","port":"pf0vf3","vif_id":"vif-1","vlan":120,"reason":"t"}"#,
+    )
+    .expect(0);
+    assert_eq!(v["changed"], true, "{v}");
+    assert_eq!(v["data"]["verified"], true, "{v}");
+    // One read, the transaction, the read again.
+    assert_eq!(v["commands"].as_array().unwrap().len(), 3, "{v}");
+    assert_eq!(v["diff"][0]["after"]["tag"], 120, "{v}");
+    assert!(v["diff"][0]["before"].is_null(), "{v}");
+    let v = ovs_run(
+        &lab,
+        r#"{"op":"update_port","device":"dpu-7","port":"pf0vf3","mode":"trunk","native_vlan":110,"allowed_vlans":"120,130","reason":"t"}"#,
+    )
+    .expect(0);
+    assert_eq!(v["diff"][0]["after"]["vlan_mode"], "native-untagged", "{v}");
+    // verify-port compares the OVSDB port with the declaration.
+    let v = lab
+        .mercury([
+            "verify-port",
+            "--device",
+            "dpu-7",
+            "--port",
+            "pf0vf3",
+            "--mode",
+            "trunk",
+            "--native-vlan",
+            "110",
+            "--allowed-vlans",
+            "120,130",
+        ])
+        .run()
+        .expect(0);
+    assert_eq!(v["data"]["in_state"], true, "{v}");
+    ovs.vsctl(&["set", "Port", "pf0vf3", "tag=130"]);
+    let v = lab
+        .mercury([
+            "verify-port",
+            "--device",
+            "dpu-7",
+            "--port",
+            "pf0vf3",
+            "--mode",
+            "trunk",
+            "--native-vlan",
+            "110",
+        ])
+        .run()
+        .expect(1);
+    assert_eq!(
+        v["data"]["ports"][0]["drift"][0]["field"], "native_vlan",
+        "{v}"
+    );
+}
+
+/// ovs-vsctl behind a wrapper that commits tag 130 when asked for 120: the transaction
+/// succeeds, the read-back does not match, exit 1.
+#[test]
+fn ovs_transaction_that_commits_something_else_fails_with_exit_1() {
+    let ovs = ovs_or_skip!();
+    let wrapper = ovs.dir.path().join("vsctl-rewrite");
+    let vsctl = which("ovs-vsctl").unwrap();
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in tag=120) set -- $(printf '%s\\n' \"$@\" | sed 's/^tag=120$/tag=130/'); break;; esac; done\nexec {} \"$@\"\n",
+            vsctl.display()
+        ),
+    )
+    .unwrap();
+    common::set_mode(&wrapper, 0o755);
+    let lab = ovs_harness::lab(&ovs, &format!("ovs_vsctl = [\"{}\"]", wrapper.display()));
+    let v = ovs_run(
+        &lab,
+        r#"{"op":"plug_port","device":"dpu-7","port":"pf0vf3","vif_id":"vif-1","vlan":120,"reason":"t"}"#,
+    )
+    .expect(1);
+    assert!(
+        v["msg"]
+            .as_str()
+            .unwrap()
+            .contains("OVSDB does not show it: pf0vf3: expected access VLAN 120"),
+        "{v}"
+    );
+}
