@@ -8,6 +8,8 @@
 //! `MERCURY_NETMIKO_PYTHON` names another interpreter. Without one (or without root/sshd)
 //! the test is skipped with a message — under CI (`CI` set) that is a failure instead.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 
 use std::path::PathBuf;
