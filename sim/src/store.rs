@@ -85,7 +85,13 @@ impl Store {
 
     /// Platform of the stored state, if the file exists and parses.
     pub fn peek_platform(path: &Path) -> Option<String> {
-        let text = std::fs::read_to_string(path).ok()?;
+        // Under a shared lock: writers rewrite the file in place (truncate, then write)
+        // under the exclusive one, so an unlocked read can see it empty or half-written.
+        let mut file = File::open(path).ok()?;
+        file.lock_shared().ok()?;
+        let mut text = String::new();
+        file.read_to_string(&mut text).ok()?;
+        drop(file);
         let v: serde_json::Value = serde_json::from_str(&text).ok()?;
         v.get("platform")?.as_str().map(str::to_string)
     }
