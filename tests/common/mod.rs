@@ -112,7 +112,11 @@ impl Run {
         let mut child = self.cmd.spawn().expect("spawn mercury");
         let mut stdin = child.stdin.take().expect("stdin");
         if let Some(s) = &self.stdin {
-            stdin.write_all(s.as_bytes()).expect("write stdin");
+            // A program may stop reading an oversized input and exit: that is its answer,
+            // not a harness failure.
+            if let Err(e) = stdin.write_all(s.as_bytes()) {
+                assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {e}");
+            }
         }
         drop(stdin);
         child
