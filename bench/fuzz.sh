@@ -10,7 +10,8 @@
 # sets RUSTC_BOOTSTRAP=1 (cargo-fuzz needs -Z flags for the sanitizer and coverage).
 # Corpora grow in fuzz/corpus/TARGET (git-ignored); seeds come from fuzz/seeds/TARGET.
 # A crash leaves its input in fuzz/artifacts/TARGET/ and stops the script: add it as a
-# regression test in the normal test suite (tests/fuzz_regressions.rs), named after what broke.
+# regression test in the normal test suite, named after what broke, and keep the input in
+# fuzz/regressions/TARGET.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -23,7 +24,9 @@ cargo fuzz build --fuzz-dir fuzz
 for t in "${targets[@]}"; do
     mkdir -p "fuzz/corpus/$t"
     seeds=()
-    [ -d "fuzz/seeds/$t" ] && seeds=("fuzz/seeds/$t")
+    [ -d "fuzz/seeds/$t" ] && seeds+=("fuzz/seeds/$t")
+    # Inputs that once failed (each also has a regression test) are replayed first.
+    [ -d "fuzz/regressions/$t" ] && seeds+=("fuzz/regressions/$t")
     echo "== $t: ${secs}s" >&2
     cargo fuzz run --fuzz-dir fuzz "$t" "fuzz/corpus/$t" "${seeds[@]}" -- \
         -max_total_time="$secs" -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 2>&1 \
