@@ -664,8 +664,10 @@ fn check_audit(case: &Case, what: &str, lab: &Lab, id: &str, v: &Value) {
             finished["how"]["outcome"] != "ok",
             "{what}: audit says ok: {finished}"
         );
-        // The result and the audit agree on the message.
-        let _ = v;
+        // The result and the audit agree on what happened.
+        assert_eq!(finished["how"]["msg"], v["msg"], "{what}");
+        assert_eq!(finished["how"]["error_kind"], v["error_kind"], "{what}");
+        assert_eq!(finished["how"]["changed"], false, "{what}: {finished}");
     }
 }
 
