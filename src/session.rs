@@ -523,7 +523,13 @@ impl Cleaner {
 
     fn flush(&mut self, out: &mut String) {
         if !self.pending.is_empty() {
-            out.push_str(&String::from_utf8_lossy(&self.pending));
+            // C1 controls arrive UTF-8 encoded (U+009B is an 8-bit CSI): dropped like the
+            // ASCII ones.
+            out.extend(
+                String::from_utf8_lossy(&self.pending)
+                    .chars()
+                    .filter(|c| !c.is_control()),
+            );
             self.pending.clear();
         }
     }
@@ -1127,6 +1133,27 @@ mod tests {
             "\r\nBuilding configuration...\r\n[OK]\r\nleaf1#",
             "",
         ]
+    }
+
+    /// Found by `bench/fuzz.sh` (target `cleaner`): a UTF-8 encoded C1 control (U+009B,
+    /// the 8-bit CSI) went through into the text prompts are matched on and results show.
+    #[test]
+    fn cleaner_drops_utf8_encoded_c1_controls() {
+        let crash = b"Ol\xc2\x9b\x9e\xb9\xce\xc1\xf2\xf5\xd2\x0f\n";
+        for step in 1..=crash.len() {
+            let mut out = String::new();
+            let mut c = Cleaner::default();
+            for piece in crash.chunks(step) {
+                c.feed(piece, &mut out);
+            }
+            assert!(
+                !out.chars().any(|ch| ch.is_control() && ch != '\n'),
+                "step {step}: {out:?}"
+            );
+        }
+        let mut out = String::new();
+        Cleaner::default().feed("a\u{9b}b\u{85}c\u{7f}d".as_bytes(), &mut out);
+        assert_eq!(out, "abcd");
     }
 
     #[test]

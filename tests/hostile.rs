@@ -270,6 +270,36 @@ fn corpus() -> Vec<Case> {
             label: format!("mac={m:?}"),
         });
     }
+    // Path tricks in the names that select a device or become file names (lock, spool).
+    for name in [
+        "../leaf",
+        "leaf/../leaf",
+        "./leaf",
+        "/etc/passwd",
+        "leaf/",
+        "leaf\\..\\x",
+        "..",
+        ".",
+        "~root",
+        "leaf%2f..%2fx",
+        "LEAF",
+        "leaf ",
+        " leaf",
+        "le\u{200b}af",
+    ] {
+        for entry in entries {
+            let mut f = base();
+            f.retain(|(k, _)| *k != "device");
+            f.push(("device", name.to_string()));
+            cases.push(Case {
+                entry,
+                op: "attach_port",
+                fields: f,
+                raw: None,
+                label: format!("device={name:?}"),
+            });
+        }
+    }
     // Overlong values.
     for (field, len) in [
         ("port", 65),
@@ -323,6 +353,32 @@ fn corpus() -> Vec<Case> {
         format!("{}{}", "[".repeat(10_000), "]".repeat(10_000)),
         format!(r#"{{"op":"attach_port","device":"leaf","port":"Gi1/0/5","vlan":120,"reason":"{}"}}"#, "x".repeat(1_100_000)),
         format!(r#"{{"op":"attach_port","device":"leaf","ports":[{}],"vlan":120,"reason":"r"}}"#, vec!["\"Gi1/0/5\""; 600].join(",")),
+        // Deep nesting inside a field (not only at the top), and a huge flat array.
+        format!(r#"{{"op":"attach_port","local_link_connection":{}1{},"vlan":120,"reason":"r"}}"#, r#"{"switch_id":"#.repeat(5_000), "}".repeat(5_000)),
+        format!(r#"{{"op":"attach_port","device":"leaf","ports":{}"Gi1/0/5"{},"vlan":120,"reason":"r"}}"#, "[".repeat(5_000), "]".repeat(5_000)),
+        format!(r#"{{"op":"attach_port","device":"leaf","port":"Gi1/0/5","vlan":120,"reason":"r","members":[{}]}}"#, vec!["\"Gi1/0/5\""; 200_000].join(",")),
+        // Numbers JSON allows and a VLAN id must not be.
+        r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/5","vlan":1e400,"reason":"r"}"#.into(),
+        r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/5","vlan":18446744073709551617,"reason":"r"}"#.into(),
+        r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/5","vlan":-0.0,"reason":"r"}"#.into(),
+        r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/5","vlan":1.2e2,"reason":"r"}"#.into(),
+        r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/5","vlan":120.5,"reason":"r"}"#.into(),
+        r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/5","vlan":-120,"reason":"r"}"#.into(),
+        r#"{"op":"update_port","device":"leaf","port":"Gi1/0/5","mode":"access","native_vlan":120,"mtu":-1,"reason":"r"}"#.into(),
+        r#"{"op":"update_port","device":"leaf","port":"Gi1/0/5","mode":"access","native_vlan":120,"mtu":99999999999,"reason":"r"}"#.into(),
+        r#"{"op":"update_port","device":"leaf","port":"Gi1/0/5","mode":"trunk","allowed_vlans":[100,4095],"reason":"r"}"#.into(),
+        r#"{"op":"update_port","device":"leaf","port":"Gi1/0/5","mode":"trunk","allowed_vlans":"1-99999999999999999999","reason":"r"}"#.into(),
+        // Duplicate keys below the top level, and wrong types for booleans and text.
+        r#"{"op":"attach_port","local_link_connection":{"switch_id":"aa:bb:cc:dd:ee:ff","port_id":"Gi1/0/5","port_id":"Gi1/0/6"},"vlan":120,"reason":"r"}"#.into(),
+        r#"{"op":"attach_port","device":"leaf","ports":[{"port":"Gi1/0/5","port":"Gi1/0/6"}],"vlan":120,"reason":"r"}"#.into(),
+        r#"{"op":"is_port_supported","device":"leaf","is_smartnic":"yes","vnic_type":"baremetal"}"#.into(),
+        r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/5","vlan":120,"reason":5}"#.into(),
+        r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/5","vlan":120,"reason":null}"#.into(),
+        // JSON escapes that decode to what the corpus refuses in raw form.
+        r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/5\u000areload","vlan":120,"reason":"r"}"#.into(),
+        r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/5\u2028reload","vlan":120,"reason":"r"}"#.into(),
+        r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/5\u0000","vlan":120,"reason":"r"}"#.into(),
+        r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/5","vlan":120,"reason":"\ud800"}"#.into(),
     ];
     for j in raw_json {
         let label = format!("json {}", common_prefix(&j));
@@ -622,4 +678,142 @@ fn sanitised_description_renders_safely() {
         .unwrap();
     assert_eq!(line, "description node_7 _ _(x) _y_ _z_");
     assert!(!Path::new(&lab.path("spawned")).exists());
+}
+
+/// The JSON-RPC entry point (`serve-jsonrpc`, what Ironic's conductor calls): the same
+/// payloads in every parameter of `update_port`, `reset_port`, `update_lag` and
+/// `delete_lag`, many calls on one keep-alive connection. Every call must get a JSON-RPC
+/// error (never a result), and no device may be contacted.
+#[test]
+fn hostile_jsonrpc_calls_are_refused_without_device_contact() {
+    let lab = Lab::new(&[]);
+    let marker = lab.path("spawned");
+    lab.append_config(&format!(
+        "\n[devices.sw1]\nplatform = \"cisco_ios\"\ntransport = \"command\"\nargv = [\"sh\", \"-c\", \"echo spawned >> {m}\"]\n\
+         [callers.ironic]\ndevices = [\"sw1\"]\n",
+        m = marker.display()
+    ));
+    // bcrypt cost 4 of "secret", as in tests/jsonrpc.rs.
+    let hash = "$2y$04$g89FzS2kk46fDeP0k33vLOPiZH8Rt2WvMvE8ZBT.B4tgzIdUIrQ2W";
+    std::fs::write(lab.path("htpasswd"), format!("ironic:{hash}\n")).unwrap();
+    common::set_mode(&lab.path("htpasswd"), 0o600);
+
+    let port_call = |field: &str, value: serde_json::Value| {
+        let mut p = serde_json::json!({
+            "switch_id": "sw1", "port_name": "Gi1/0/5", "description": "d", "mode": "access",
+            "native_vlan": 120, "allowed_vlans": null, "lag_name": null, "default_vlan": null,
+        });
+        p[field] = value;
+        ("update_port", p)
+    };
+    let mut calls: Vec<(&str, serde_json::Value)> = Vec::new();
+    for v in INJECTIONS {
+        for field in ["switch_id", "port_name", "mode", "lag_name"] {
+            calls.push(port_call(field, (*v).into()));
+        }
+        calls.push((
+            "reset_port",
+            serde_json::json!({"switch_id": "sw1", "port_name": v, "native_vlan": 120}),
+        ));
+        calls.push((
+            "update_lag",
+            serde_json::json!({"switch_ids": ["sw1"], "lag_name": v, "description": "d",
+                "mode": "access", "native_vlan": 120, "aggregation_mode": "lacp"}),
+        ));
+        calls.push((
+            "delete_lag",
+            serde_json::json!({"switch_ids": [v], "lag_name": "Po10"}),
+        ));
+    }
+    for c in CONTROLS {
+        calls.push(port_call("description", (*c).into()));
+    }
+    for v in BAD_VLANS {
+        let value: serde_json::Value = if is_int(v) {
+            v.parse::<i64>()
+                .map(Into::into)
+                .unwrap_or_else(|_| (*v).into())
+        } else {
+            (*v).into()
+        };
+        calls.push(port_call("native_vlan", value.clone()));
+        calls.push(port_call("allowed_vlans", serde_json::json!([100, value])));
+        calls.push(port_call("default_vlan", serde_json::json!(v)));
+    }
+    for value in [
+        serde_json::json!(1e300),
+        serde_json::json!(-1),
+        serde_json::json!(true),
+        serde_json::json!({"id": 120}),
+        serde_json::json!([120]),
+    ] {
+        calls.push(port_call("native_vlan", value));
+    }
+    calls.push(port_call("allowed_vlans", serde_json::json!("100")));
+    calls.push(port_call("switch_id", serde_json::json!(["sw1"])));
+    calls.push(port_call(
+        "port_name",
+        serde_json::json!("a".repeat(10_000)),
+    ));
+
+    let mut input = String::new();
+    for (i, (method, params)) in calls.iter().enumerate() {
+        let body =
+            serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params, "id": i})
+                .to_string();
+        input.push_str(&format!(
+            "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic aXJvbmljOnNlY3JldA==\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        ));
+    }
+    let mut child = std::process::Command::new(common::mercury_bin())
+        .arg("--config")
+        .arg(&lab.config)
+        .args(["serve-jsonrpc", "--inetd", "--htpasswd"])
+        .arg(lab.path("htpasswd"))
+        .env("REMOTE_ADDR", "192.0.2.7")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // One JSON body per response; each must be an error for its own id.
+    let bodies: Vec<serde_json::Value> = text
+        .split("HTTP/1.1 ")
+        .skip(1)
+        .map(|r| {
+            let body = r.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or_default();
+            serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {r}"))
+        })
+        .collect();
+    assert_eq!(
+        bodies.len(),
+        calls.len(),
+        "one response per call:\n{}",
+        text.chars().take(2000).collect::<String>()
+    );
+    let mut failures = Vec::new();
+    for (i, b) in bodies.iter().enumerate() {
+        let (method, params) = &calls[i];
+        let msg = b["error"]["message"].as_str().unwrap_or_default();
+        if b.get("result").is_some() || b["id"] != i || msg.is_empty() {
+            failures.push(format!("{method} {params}: {b}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} calls were not refused:\n{}",
+        failures.len(),
+        calls.len(),
+        failures.join("\n")
+    );
+    assert!(!marker.exists(), "a hostile call reached the device");
+    eprintln!("{} hostile JSON-RPC calls refused", calls.len());
 }

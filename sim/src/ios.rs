@@ -455,7 +455,21 @@ impl Ios {
                 self.mode = Mode::Config;
             }
             "paging-off" => self.page_len = 0,
-            "paging-len" => self.page_len = a.num(0) as usize,
+            "paging-len" => {
+                self.page_len = a.num(0) as usize;
+                // EOS confirms both settings (netmiko waits for these exact words).
+                if self.p == AristaEos {
+                    match self.page_len {
+                        0 => out.line("Pagination disabled."),
+                        n => out.line(format!("Pagination set to {n} lines.")),
+                    }
+                }
+            }
+            "width" => {
+                if self.p == AristaEos {
+                    out.line(format!("Width set to {} columns.", a.num(0)));
+                }
+            }
             "paging-on" => self.page_len = 24,
             "noop" => {}
             "save" => {
@@ -1425,7 +1439,7 @@ fn exec_grammar(p: Platform, abbrev: bool) -> Grammar {
             ("show port-channel summary", "show"),
             ("show spanning-tree [<rest>]", "show"),
             ("show logging", "show"),
-            ("terminal width <num:0-512>", "noop"),
+            ("terminal width <num:0-512>", "width"),
             ("terminal no monitor", "noop"),
             ("terminal monitor", "noop"),
             ("ping <rest>", "unmodelled"),

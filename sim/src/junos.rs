@@ -74,8 +74,8 @@ impl Junos {
                 ("show lacp interfaces [<rest>]", "unmodelled"),
                 ("show chassis <rest>", "unmodelled"),
                 ("set cli screen-length <num:0-100000>", "screen-length"),
-                ("set cli screen-width <num:0-1024>", "noop"),
-                ("set cli complete-on-space on|off", "noop"),
+                ("set cli screen-width <num:0-1024>", "screen-width"),
+                ("set cli complete-on-space on|off", "complete-on-space"),
                 ("set cli terminal <word>", "noop"),
                 ("set cli timestamp [disable]", "noop"),
                 ("set cli idle-timeout <num:0-100000>", "noop"),
@@ -198,6 +198,16 @@ impl Junos {
                     toks.last().cloned().unwrap_or_default()
                 ));
             }
+            // Junos confirms every `set cli` setting (netmiko waits for these words).
+            "screen-width" => out.line(format!(
+                "Screen width set to {}",
+                toks.last().cloned().unwrap_or_default()
+            )),
+            "complete-on-space" => out.line(if toks.last().map(String::as_str) == Some("off") {
+                "Disabling complete-on-space"
+            } else {
+                "Enabling complete-on-space"
+            }),
             "configure" => {
                 let kind = match toks.get(1).map(|s| s.as_str()) {
                     Some(k) if "private".starts_with(k) => Kind::Private,

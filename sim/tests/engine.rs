@@ -513,3 +513,36 @@ fn show_never_sees_a_half_written_state() {
     writer.join().unwrap();
     assert!(shows > 0);
 }
+
+/// `show` (and a session's platform check) read the state while sessions rewrite it in
+/// place; an unlocked read saw it empty and `show` failed with "no state" (found by the
+/// mercury crate's fault matrix, tests/faults.rs).
+#[test]
+fn show_during_parallel_sessions_never_sees_a_half_written_state() {
+    let t = Tmp::new("showpar");
+    let s = t.path("s.json");
+    let sp = s.to_str().unwrap().to_string();
+    exec("sonic", &s, "sudo config vlan add 100");
+    let kids: Vec<_> = (1..=16)
+        .map(|i| {
+            Command::new(BIN)
+                .args(["--platform", "sonic", "--state", &sp])
+                .env(
+                    "SSH_ORIGINAL_COMMAND",
+                    format!("sudo config vlan add {}", 100 + i),
+                )
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for _ in 0..40 {
+        let r = run(&["show", "--state", &sp], "", &[]);
+        assert_eq!(r.code, 0, "show failed during writes: {}", r.stderr);
+    }
+    for mut k in kids {
+        assert!(k.wait().unwrap().success());
+    }
+}

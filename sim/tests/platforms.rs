@@ -889,3 +889,40 @@ fn pluribus_vlan_port_add() {
     assert_eq!(st["running"]["vlans"]["120"]["name"], "net-120");
     assert_eq!(port(&st, "5")["access_vlan"], 120);
 }
+
+/// netmiko waits for these confirmations after its session-preparation commands; without
+/// them it timed out against the simulator (found by tests/netmiko.rs in the mercury crate).
+#[test]
+fn eos_and_junos_confirm_width_and_paging_settings_as_netmiko_expects() {
+    let t = Tmp::new("confirm");
+    let r = session(
+        "arista_eos",
+        &t.path("eos.json"),
+        &["terminal width 511", "terminal length 0", "exit"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("Width set to 511 columns."),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("Pagination disabled."), "{}", r.stdout);
+    let r = session(
+        "juniper",
+        &t.path("junos.json"),
+        &[
+            "set cli screen-width 511",
+            "set cli complete-on-space off",
+            "set cli screen-length 0",
+            "exit",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    for want in [
+        "Screen width set to 511",
+        "Disabling complete-on-space",
+        "Screen length set to 0",
+    ] {
+        assert!(r.stdout.contains(want), "{want}: {}", r.stdout);
+    }
+}

@@ -1,0 +1,36 @@
+//! The forced-command tokeniser (`serve-ssh`): whatever `SSH_ORIGINAL_COMMAND` holds,
+//! `forced::parse` must not panic, and what it accepts must never carry an option that
+//! changes config, request file or diagnostics, a control character or a shell
+//! metacharacter.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mercury::forced::{parse, Forced};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(command) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(Forced::Args(args)) = parse(command) {
+        for a in &args {
+            for bad in ["--config", "--request", "--verbose", "--help", "--version"] {
+                assert!(
+                    !(a == bad || a.starts_with(&format!("{bad}="))),
+                    "{bad} accepted in {command:?}"
+                );
+            }
+            assert!(
+                !a.starts_with('-') || a.starts_with("--"),
+                "short option {a:?} accepted in {command:?}"
+            );
+            assert!(
+                !a.chars().any(|c| c.is_control() && c != '\t'),
+                "control character accepted in {command:?}"
+            );
+            assert!(
+                !a.contains([';', '|', '&', '$', '`', '<', '>', '\\']),
+                "shell metacharacter accepted in {command:?}"
+            );
+        }
+    }
+});
