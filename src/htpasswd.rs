@@ -8,8 +8,6 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use base64::Engine;
-
 /// The htpasswd file could not be used; the connection is refused (configuration error).
 #[derive(Debug, thiserror::Error)]
 pub enum HtpasswdError {
@@ -111,9 +109,7 @@ impl Htpasswd {
         if !scheme.eq_ignore_ascii_case("basic") {
             return Err(AuthError::Scheme(crate::validate::printable(scheme)));
         }
-        let decoded = base64::engine::general_purpose::STANDARD
-            .decode(token.trim())
-            .map_err(|_| AuthError::Undecodable)?;
+        let decoded = crate::b64::decode(token.trim()).ok_or(AuthError::Undecodable)?;
         let decoded = String::from_utf8(decoded).map_err(|_| AuthError::Undecodable)?;
         let (user, password) = decoded.split_once(':').ok_or(AuthError::Undecodable)?;
         let hash = self
@@ -136,10 +132,7 @@ mod tests {
     use super::*;
 
     fn basic(s: &str) -> String {
-        format!(
-            "Basic {}",
-            base64::engine::general_purpose::STANDARD.encode(s)
-        )
+        format!("Basic {}", crate::b64::encode(s.as_bytes()))
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! `transport` → `audit` + `report` + `exit`. `run` strings them together.
 
 pub mod audit;
+pub mod b64;
 pub mod catalog;
 pub mod cli;
 pub mod config;

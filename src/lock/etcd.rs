@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::{Holder, LockError};
+use crate::b64;
 use crate::config::{EtcdEndpoint, EtcdSettings};
 
 /// Largest HTTP response read.
@@ -41,50 +42,6 @@ impl std::fmt::Display for CallError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)
     }
-}
-
-// --- base64 (RFC 4648, standard alphabet, padded): etcd's JSON encoding of bytes ---
-
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Base64 of `data`.
-pub fn b64_encode(data: &[u8]) -> String {
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(B64[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-/// Bytes of base64 `text` (`None` if malformed).
-pub fn b64_decode(text: &str) -> Option<Vec<u8>> {
-    let text = text.trim_end_matches('=');
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let mut acc = 0u32;
-    let mut bits = 0;
-    for c in text.bytes() {
-        let v = B64.iter().position(|&x| x == c)? as u32;
-        acc = (acc << 6) | v;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
 }
 
 // --- HTTP/1.1 ---
@@ -326,12 +283,12 @@ impl Client {
 
     /// Creates `key` bound to `lease` if it does not exist; whether it was created.
     fn create(&self, key: &str, value: &str, lease: &str) -> Result<bool, CallError> {
-        let k = b64_encode(key.as_bytes());
+        let k = b64::encode(key.as_bytes());
         let v = self.call(
             "/v3/kv/txn",
             &json!({
                 "compare": [{"key": k, "target": "CREATE", "result": "EQUAL", "create_revision": "0"}],
-                "success": [{"request_put": {"key": k, "value": b64_encode(value.as_bytes()), "lease": lease}}],
+                "success": [{"request_put": {"key": k, "value": b64::encode(value.as_bytes()), "lease": lease}}],
             }),
         )?;
         Ok(v.get("succeeded").and_then(Value::as_bool).unwrap_or(false))
@@ -345,14 +302,14 @@ impl Client {
         }
         let v = self.call(
             "/v3/kv/range",
-            &json!({"key": b64_encode(prefix.as_bytes()), "range_end": b64_encode(&end)}),
+            &json!({"key": b64::encode(prefix.as_bytes()), "range_end": b64::encode(&end)}),
         )?;
         Ok(v.get("kvs")
             .and_then(Value::as_array)
             .map(|kvs| {
                 kvs.iter()
                     .filter_map(|kv| kv.get("value").and_then(Value::as_str))
-                    .filter_map(b64_decode)
+                    .filter_map(b64::decode)
                     .map(|b| String::from_utf8_lossy(&b).into_owned())
                     .collect()
             })
@@ -523,22 +480,6 @@ pub fn describe(client: &Client, settings: &EtcdSettings, device: &str) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_round_trips() {
-        for (plain, enc) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("/m/leaf/0", "L20vbGVhZi8w"),
-        ] {
-            assert_eq!(b64_encode(plain.as_bytes()), enc);
-            assert_eq!(b64_decode(enc).unwrap(), plain.as_bytes());
-        }
-        assert!(b64_decode("a$b").is_none());
-    }
 
     #[test]
     fn chunked_and_plain_responses() {
