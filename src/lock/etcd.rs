@@ -384,7 +384,7 @@ pub fn acquire(
 ) -> Result<RemoteLock, LockError> {
     let started = Instant::now();
     let client = Client::new(settings)?;
-    let lease = client.grant().map_err(backend)?;
+    let mut lease = client.grant().map_err(backend)?;
     let mut info = serde_json::to_value(holder).unwrap_or(Value::Null);
     if let Some(m) = info.as_object_mut() {
         m.insert("host".into(), json!(settings.host));
@@ -414,6 +414,20 @@ pub fn acquire(
         }
         thread::sleep(pause.min(remaining(deadline)));
         pause = (pause * 2).min(Duration::from_millis(250));
+        // Nothing refreshes the lease while we wait: a wait longer than its TTL would
+        // create the slot key on an expired lease ("requested lease not found").
+        lease = refreshed(&client, lease).map_err(backend)?;
+    }
+}
+
+/// Keeps a waiter's lease alive, or grants a new one if it has expired.
+fn refreshed(client: &Client, lease: String) -> Result<String, CallError> {
+    match client.keepalive(&lease) {
+        Ok(ttl) if ttl > 0 => Ok(lease),
+        _ => {
+            let _ = client.revoke(&lease);
+            client.grant()
+        }
     }
 }
 

@@ -1,0 +1,205 @@
+//! The lock path of a request: this host's lock slots (and etcd's), and request
+//! coalescing — spooling a planned request for the holder, or serving spooled requests in
+//! our own session (see `spool` for the on-disk protocol and docs/scale.md).
+
+use super::*;
+
+/// The lock slots of one device, for one request.
+pub(super) struct Locks<'l> {
+    pub(super) settings: &'l crate::config::LockSettings,
+    pub(super) dir: &'l Path,
+    pub(super) device: &'l str,
+    pub(super) slots: u32,
+    pub(super) holder: &'l Holder,
+}
+
+impl Locks<'_> {
+    pub(super) fn try_acquire(&self) -> Result<Option<DeviceLock>, Error> {
+        Ok(lock::try_acquire(
+            self.dir,
+            self.device,
+            self.slots,
+            self.holder,
+        )?)
+    }
+
+    pub(super) fn acquire(&self, deadline: Instant) -> Result<DeviceLock, Error> {
+        Ok(lock::acquire(
+            self.dir,
+            self.device,
+            self.slots,
+            deadline.saturating_duration_since(Instant::now()),
+            self.holder,
+        )?)
+    }
+
+    pub(super) fn complete(
+        &self,
+        local: DeviceLock,
+        deadline: Instant,
+    ) -> Result<lock::Held, Error> {
+        Ok(lock::complete(
+            self.settings,
+            local,
+            self.device,
+            self.slots,
+            self.holder,
+            deadline,
+        )?)
+    }
+
+    pub(super) fn timeout(&self, waited: Duration) -> LockError {
+        LockError::Timeout {
+            device: self.device.to_string(),
+            waited,
+            holders: lock::describe_holders(self.dir, self.device, self.slots),
+        }
+    }
+}
+
+impl Job<'_> {
+    /// The lock is busy: spool the planned request for the holder and wait for its answer,
+    /// or for the lock. `Some(lock)`: run it ourselves; `None`: done, the report is filled.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn wait_in_spool(
+        &mut self,
+        spool: &Spool,
+        req: &Request,
+        plan: &driver::Plan,
+        compat: &str,
+        device: &Device,
+        locks: &Locks,
+        lock_deadline: Instant,
+    ) -> Result<Option<DeviceLock>, Error> {
+        // A holder may touch the device for us as soon as the request is spooled.
+        self.audit_started()?;
+        let entry = Entry::new(&self.report.request_id, req.op.name(), compat, plan);
+        let ticket = match spool.submit(&entry) {
+            Ok(t) => t,
+            Err(e) => {
+                self.report
+                    .warnings
+                    .push(format!("request not coalesced: {e}"));
+                return Ok(Some(locks.acquire(lock_deadline)?));
+            }
+        };
+        // A holder stops claiming at the end of its own request deadline and gives each
+        // claimed request at most request_timeout, so an answer is due within two of them.
+        let cap = device.request_timeout * 2 + Duration::from_secs(30);
+        let waited = spool::wait(&ticket, lock_deadline, cap, || locks.try_acquire());
+        let answer = match waited {
+            Ok(Waited::Lock(lock)) => return Ok(Some(lock)),
+            Ok(Waited::TimedOut) => return Err(locks.timeout(device.lock_timeout).into()),
+            Ok(Waited::Answered(a)) => a,
+            Err(e) => {
+                if matches!(e, Error::Spool(SpoolError::Abandoned(_))) {
+                    self.device_contacted = true;
+                }
+                return Err(e);
+            }
+        };
+        self.device_contacted = true;
+        self.report.commands = answer.commands.clone();
+        self.report.round_trips = answer.round_trips;
+        self.report.changed = answer.changed;
+        self.report.msg = answer.msg.clone();
+        self.report.data = json!({"coalesced": {
+            "role": "waiter",
+            "holder_pid": answer.holder.pid,
+            "holder_request_id": answer.holder.request_id,
+        }});
+        self.how_extra
+            .insert("coalesced_by".into(), json!(answer.holder.request_id));
+        match answer.kind() {
+            ExitKind::Ok => Ok(None),
+            kind => Err(SpoolError::Relayed {
+                kind,
+                message: answer.msg.clone(),
+            }
+            .into()),
+        }
+    }
+
+    /// Claims spooled requests (oldest first, at most `max_batch`) and applies each in
+    /// this session, each with its own deadline and failure isolation.
+    pub(super) fn serve(
+        &mut self,
+        session: &mut Session,
+        spool: &Spool,
+        compat: &str,
+        device: &Device,
+        own_deadline: Instant,
+        held: &lock::Held,
+    ) -> Vec<(Claim, Segment)> {
+        let mut server = spool.server(compat);
+        let mut out = Vec::new();
+        let max = self.config.coalesce.max_batch as usize;
+        while session.healthy() && out.len() < max && Instant::now() < own_deadline && !held.lost()
+        {
+            match server.claim_next() {
+                Ok(Some(claim)) => {
+                    let segment =
+                        session.apply(&claim.entry.plan(), Instant::now() + device.request_timeout);
+                    out.push((claim, segment));
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    self.report
+                        .warnings
+                        .push(format!("coalescing stopped: {e}"));
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    /// A waiter's result: its own lines and outcome, plus the shared save when its own
+    /// part succeeded.
+    pub(super) fn answer_for(
+        &self,
+        claim: &Claim,
+        segment: Segment,
+        finish: &Transcript,
+        shared: &Result<(), (ExitKind, String)>,
+        device: &Device,
+    ) -> Answer {
+        let mut t = segment.transcript;
+        let result = match segment.result {
+            Err(e) => Err((crate::error::session_kind(&e), e.to_string())),
+            Ok(()) => {
+                t.append(Transcript {
+                    commands: finish.commands.clone(),
+                    round_trips: finish.round_trips,
+                });
+                shared.clone()
+            }
+        };
+        let (rc, msg) = match result {
+            Ok(()) => (
+                0,
+                format!(
+                    "{} applied on {} ({} lines, {} round trips; coalesced into the session of request {})",
+                    claim.entry.op,
+                    device.name,
+                    t.commands.len(),
+                    t.round_trips,
+                    self.report.request_id
+                ),
+            ),
+            Err((kind, msg)) => (kind.code(), msg),
+        };
+        Answer {
+            request_id: claim.entry.request_id.clone(),
+            rc,
+            msg,
+            changed: rc == 0 && !claim.entry.lines.is_empty(),
+            commands: t.commands,
+            round_trips: t.round_trips,
+            holder: HolderRef {
+                pid: std::process::id(),
+                request_id: self.report.request_id.clone(),
+            },
+        }
+    }
+}

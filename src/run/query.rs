@@ -1,0 +1,95 @@
+//! Queries that never contact a device: `get_switches`, `is_link_valid`,
+//! `is_port_supported`.
+
+use super::*;
+
+impl Job<'_> {
+    pub(super) fn get_switches(&mut self) -> Result<(), Error> {
+        let mut list = Vec::new();
+        for d in self.config.devices.values() {
+            if let Some(s) = &self.scope {
+                if s.allows_device(d).is_err() {
+                    continue;
+                }
+            }
+            let platform = self.catalog.get(&d.platform).ok();
+            list.push(json!({
+                "name": d.name,
+                "platform": platform.map(|p| p.name.clone()).unwrap_or_else(|| d.platform.clone()),
+                "aliases": d.aliases,
+                "mac": d.mac,
+                "address": d.address,
+                "transport": match d.transport { TransportKind::Ssh => "ssh", TransportKind::Command { .. } => "command", TransportKind::Local => "local" },
+                "default_vlan": d.default_vlan,
+                "allowed_vlans": d.allowed_vlans.as_ref().map(|s| s.to_string()),
+                "manage_vlans": d.manage_vlans,
+                "network_types": platform.map(|p| p.network_types.clone()).unwrap_or_default(),
+            }));
+        }
+        self.report.msg = format!("{} devices", list.len());
+        self.report.data = json!({ "switches": list });
+        Ok(())
+    }
+
+    pub(super) fn is_link_valid(&mut self, req: &Request) -> Result<(), Error> {
+        let verdict = match req.resolve(self.config, self.catalog) {
+            Ok((device, platform)) => {
+                self.report.device = Some(device.name.clone());
+                self.report.platform = Some(platform.name.clone());
+                let scoped = match &self.scope {
+                    Some(s) => s.allows_device(device),
+                    None => Ok(()),
+                };
+                scoped
+                    .and_then(|_| {
+                        req.port_names()
+                            .iter()
+                            .try_for_each(|p| policy::check_port(device, p))
+                    })
+                    .map_err(|e| e.to_string())
+            }
+            Err(crate::request::ResolveError::Request(e)) => Err(e.0),
+            Err(e) => return Err(e.into()),
+        };
+        let valid = verdict.is_ok();
+        self.report.msg = match &verdict {
+            Ok(()) => "link is valid".into(),
+            Err(why) => format!("link is not valid: {why}"),
+        };
+        self.report.data = json!({ "valid": valid, "reason": verdict.err() });
+        Ok(())
+    }
+
+    pub(super) fn is_port_supported(&mut self, req: &Request) -> Result<(), Error> {
+        let vnic = req.kind.vnic_type.as_deref().unwrap_or("baremetal");
+        let smartnic = req.kind.is_smartnic.unwrap_or(false);
+        let platform = match req.target_reference() {
+            Some(_) => {
+                let (device, platform) = req.resolve(self.config, self.catalog)?;
+                self.report.device = Some(device.name.clone());
+                self.report.platform = Some(platform.name.clone());
+                Some(platform)
+            }
+            None => None,
+        };
+        let (supported, why) = match vnic {
+            "baremetal" if smartnic => (false, "a SmartNIC port has vnic_type smart-nic"),
+            "baremetal" => (
+                platform.is_none_or(|p| p.network_types.iter().any(|t| t == "vlan")),
+                "switch port",
+            ),
+            "smart-nic" if !smartnic => (false, "vnic_type smart-nic needs is_smartnic"),
+            "smart-nic" => (
+                platform.is_none_or(|p| p.supports("plug")),
+                "OVS representor on a DPU",
+            ),
+            _ => (false, "only baremetal and smart-nic ports are handled"),
+        };
+        self.report.msg = format!(
+            "{vnic} port {}supported: {why}",
+            if supported { "" } else { "not " }
+        );
+        self.report.data = json!({ "supported": supported });
+        Ok(())
+    }
+}
