@@ -238,6 +238,28 @@ const CASES: &[Case] = &[
         after: After::NotApplied,
     },
     Case {
+        name: "nvue apply fails",
+        platform: "cumulus_nvue",
+        device: Device::Sim,
+        faults: &["commit-fail"],
+        around: Around::Nothing,
+        rc: 1,
+        error_kind: "device_rejected",
+        msg: "nv config apply",
+        after: After::NotApplied,
+    },
+    Case {
+        name: "nvue apply finds the database locked",
+        platform: "cumulus_nvue",
+        device: Device::Sim,
+        faults: &["db-locked"],
+        around: Around::Nothing,
+        rc: 75,
+        error_kind: "temporary",
+        msg: "locked",
+        after: After::NotApplied,
+    },
+    Case {
         name: "ios save fails with the database locked",
         platform: "cisco_ios",
         device: Device::Sim,
@@ -327,6 +349,10 @@ matrix! {
     commit_failure_over_ssh: "commit failure" over Ssh;
     config_database_locked_over_command: "config database locked" over Command;
     config_database_locked_over_ssh: "config database locked" over Ssh;
+    nvue_apply_fails_over_command: "nvue apply fails" over Command;
+    nvue_apply_fails_over_ssh: "nvue apply fails" over Ssh;
+    nvue_apply_finds_the_database_locked_over_command: "nvue apply finds the database locked" over Command;
+    nvue_apply_finds_the_database_locked_over_ssh: "nvue apply finds the database locked" over Ssh;
     ios_save_fails_with_the_database_locked_over_command: "ios save fails with the database locked" over Command;
     ios_save_fails_with_the_database_locked_over_ssh: "ios save fails with the database locked" over Ssh;
     lock_held_by_a_live_process_over_command: "lock held by a live process" over Command;
@@ -343,6 +369,7 @@ const DEVICE: &str = "leaf";
 fn port_of(platform: &str) -> (&'static str, &'static str) {
     match platform {
         "juniper" => ("ge-0/0/5", "ge-0/0/5"),
+        "cumulus_nvue" => ("swp5", "swp5"),
         _ => ("Gi1/0/5", "GigabitEthernet1/0/5"),
     }
 }
@@ -419,6 +446,12 @@ fn seed(lab: &Lab, platform: &str) {
             "set vlans v120 vlan-id 120",
             "commit",
             "exit",
+            "exit",
+        ],
+        "cumulus_nvue" => &[
+            "nv set bridge domain br_default vlan 120",
+            "nv config apply -y",
+            "nv config save",
             "exit",
         ],
         _ => &[
