@@ -61,19 +61,7 @@ fn add_vlans(lab: &Lab, device: &str, vlans: &[&str]) {
 fn attach_then_detach_on_cisco_ios_changes_switch_state() {
     let lab = three_platforms();
     add_vlans(&lab, "leaf-ios", &["10", "120"]);
-    let r = lab
-        .mercury([
-            "attach-port",
-            "--device",
-            "leaf-ios",
-            "--port",
-            "Gi1/0/5",
-            "--vlan",
-            "120",
-            "--reason",
-            "CHG-1",
-        ])
-        .run();
+    let r = lab.attach("leaf-ios", "Gi1/0/5", "120").run();
     let v = r.expect(0);
     assert_contract(&v);
     assert_eq!(v["changed"], true);
@@ -112,19 +100,7 @@ fn attach_on_junos_commits_even_without_saving() {
         ..SimDevice::new("leaf-junos", "juniper")
     }]);
     add_vlans(&lab, "leaf-junos", &["10", "120"]);
-    lab.mercury([
-        "attach-port",
-        "--device",
-        "leaf-junos",
-        "--port",
-        "ge-0/0/5",
-        "--vlan",
-        "120",
-        "--reason",
-        "r",
-    ])
-    .run()
-    .expect(0);
+    lab.attach("leaf-junos", "ge-0/0/5", "120").run().expect(0);
     let port = lab.port("leaf-junos", "ge-0/0/5");
     assert_eq!(port["access_vlan"], 120, "{port}");
     assert_eq!(port["mode"], "access", "{port}");
@@ -134,19 +110,7 @@ fn attach_on_junos_commits_even_without_saving() {
 fn attach_on_nvue_applies_and_saves() {
     let lab = three_platforms();
     add_vlans(&lab, "leaf-nvue", &["10", "120"]);
-    let r = lab
-        .mercury([
-            "attach-port",
-            "--device",
-            "leaf-nvue",
-            "--port",
-            "swp5",
-            "--vlan",
-            "120",
-            "--reason",
-            "r",
-        ])
-        .run();
+    let r = lab.attach("leaf-nvue", "swp5", "120").run();
     r.expect(0);
     let inputs = r.inputs();
     assert_eq!(
@@ -268,19 +232,7 @@ fn exit_1_when_the_device_rejects_a_line_and_nothing_is_saved() {
         ..SimDevice::new("leaf-ios", "cisco_ios")
     }]);
     add_vlans(&lab, "leaf-ios", &["10", "120"]);
-    let r = lab
-        .mercury([
-            "attach-port",
-            "--device",
-            "leaf-ios",
-            "--port",
-            "Gi1/0/5",
-            "--vlan",
-            "120",
-            "--reason",
-            "r",
-        ])
-        .run();
+    let r = lab.attach("leaf-ios", "Gi1/0/5", "120").run();
     let v = r.expect(1);
     assert_contract(&v);
     assert_eq!(v["error_kind"], "device_rejected");
@@ -307,19 +259,7 @@ fn exit_1_when_the_device_rejects_a_line_and_nothing_is_saved() {
 fn exit_1_on_nvue_apply_failure_detaches_pending() {
     let lab = three_platforms();
     // VLAN 120 was never added to the bridge: apply fails, pending must be dropped.
-    let r = lab
-        .mercury([
-            "attach-port",
-            "--device",
-            "leaf-nvue",
-            "--port",
-            "swp5",
-            "--vlan",
-            "120",
-            "--reason",
-            "r",
-        ])
-        .run();
+    let r = lab.attach("leaf-nvue", "swp5", "120").run();
     r.expect(1);
     assert_eq!(
         r.inputs().last().map(String::as_str),
@@ -435,20 +375,7 @@ fn exit_69_when_the_device_goes_away() {
         sim_args: &["--fault", "drop-after=4"],
         ..SimDevice::new("leaf-ios", "cisco_ios")
     }]);
-    let v = lab
-        .mercury([
-            "attach-port",
-            "--device",
-            "leaf-ios",
-            "--port",
-            "Gi1/0/5",
-            "--vlan",
-            "120",
-            "--reason",
-            "r",
-        ])
-        .run()
-        .expect(69);
+    let v = lab.attach("leaf-ios", "Gi1/0/5", "120").run().expect(69);
     assert_eq!(v["error_kind"], "unreachable");
     assert!(
         v["msg"].as_str().unwrap().contains("connection closed"),
@@ -464,20 +391,7 @@ fn exit_75_when_the_device_stops_answering_and_the_lock_is_released() {
         ..SimDevice::new("leaf-ios", "cisco_ios")
     }]);
     let t = Instant::now();
-    let v = lab
-        .mercury([
-            "attach-port",
-            "--device",
-            "leaf-ios",
-            "--port",
-            "Gi1/0/5",
-            "--vlan",
-            "120",
-            "--reason",
-            "r",
-        ])
-        .run()
-        .expect(75);
+    let v = lab.attach("leaf-ios", "Gi1/0/5", "120").run().expect(75);
     assert!(
         t.elapsed() < Duration::from_secs(15),
         "no hang past the deadline"
@@ -526,19 +440,7 @@ fn exit_75_when_another_process_holds_the_device_lock() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let second = lab
-        .mercury([
-            "attach-port",
-            "--device",
-            "leaf-ios",
-            "--port",
-            "Gi1/0/6",
-            "--vlan",
-            "120",
-            "--reason",
-            "second",
-        ])
-        .run();
+    let second = lab.attach("leaf-ios", "Gi1/0/6", "120").run();
     let v = second.expect(75);
     assert_eq!(v["error_kind"], "temporary");
     let msg = v["msg"].as_str().unwrap();
@@ -559,20 +461,7 @@ fn exit_76_on_an_unexpected_mode() {
         "[devices.odd]\nplatform = \"cisco_ios\"\ntransport = \"command\"\nargv = [\"sh\", \"-c\", {}]\n",
         serde_json::to_string(script).unwrap()
     ));
-    let v = lab
-        .mercury([
-            "attach-port",
-            "--device",
-            "odd",
-            "--port",
-            "Gi1/0/5",
-            "--vlan",
-            "120",
-            "--reason",
-            "r",
-        ])
-        .run()
-        .expect(76);
+    let v = lab.attach("odd", "Gi1/0/5", "120").run().expect(76);
     assert_eq!(v["error_kind"], "protocol");
     assert!(
         v["msg"].as_str().unwrap().contains("configure terminal"),
@@ -594,20 +483,7 @@ fn exit_77_when_policy_denies() {
         ("Gi1/0/5", "150", "devices.leaf-ios.denied_vlans"),
         ("Gi1/0/48", "120", "devices.leaf-ios.denied_ports"),
     ] {
-        let v = lab
-            .mercury([
-                "attach-port",
-                "--device",
-                "leaf-ios",
-                "--port",
-                port,
-                "--vlan",
-                vlan,
-                "--reason",
-                "r",
-            ])
-            .run()
-            .expect(77);
+        let v = lab.attach("leaf-ios", port, vlan).run().expect(77);
         assert_eq!(v["error_kind"], "not_permitted");
         assert!(v["msg"].as_str().unwrap().contains(rule), "{v}");
     }
@@ -651,19 +527,7 @@ fn exit_78_for_bad_configuration_and_unsafe_modes() {
         "\n[devices.secretive]\nplatform = \"cisco_ios\"\ntransport = \"command\"\nargv = [\"true\"]\nenable_secret_file = \"{}\"\n",
         secret.display()
     ));
-    let r = lab
-        .mercury([
-            "attach-port",
-            "--device",
-            "secretive",
-            "--port",
-            "Gi1/0/5",
-            "--vlan",
-            "120",
-            "--reason",
-            "r",
-        ])
-        .run();
+    let r = lab.attach("secretive", "Gi1/0/5", "120").run();
     let v = r.expect(78);
     assert!(
         v["msg"].as_str().unwrap().contains("group or others"),
@@ -674,19 +538,7 @@ fn exit_78_for_bad_configuration_and_unsafe_modes() {
     check.expect(78);
     // Unknown platform.
     lab.write_config(&good.replace("platform = \"juniper\"", "platform = \"nosuch\""));
-    lab.mercury([
-        "attach-port",
-        "--device",
-        "leaf-junos",
-        "--port",
-        "ge-0/0/1",
-        "--vlan",
-        "120",
-        "--reason",
-        "r",
-    ])
-    .run()
-    .expect(78);
+    lab.attach("leaf-junos", "ge-0/0/1", "120").run().expect(78);
 }
 
 #[test]
@@ -766,20 +618,7 @@ fn audit_has_started_and_finished_records_with_who_what_why_how() {
 fn unwritable_audit_log_refuses_the_change() {
     let lab = three_platforms();
     std::fs::create_dir(lab.path("audit.log")).unwrap(); // a directory cannot be appended to
-    let v = lab
-        .mercury([
-            "attach-port",
-            "--device",
-            "leaf-ios",
-            "--port",
-            "Gi1/0/5",
-            "--vlan",
-            "120",
-            "--reason",
-            "r",
-        ])
-        .run()
-        .expect(78);
+    let v = lab.attach("leaf-ios", "Gi1/0/5", "120").run().expect(78);
     assert!(v["msg"].as_str().unwrap().contains("audit log"), "{v}");
     assert!(
         lab.transcript("leaf-ios").is_empty(),

@@ -234,6 +234,21 @@ impl Lab {
         mercury(all)
     }
 
+    /// `mercury attach-port --device D --port P --vlan V --reason test`.
+    pub fn attach(&self, device: &str, port: &str, vlan: &str) -> Run {
+        self.mercury([
+            "attach-port",
+            "--device",
+            device,
+            "--port",
+            port,
+            "--vlan",
+            vlan,
+            "--reason",
+            "test",
+        ])
+    }
+
     /// The simulator's state JSON for a device.
     pub fn state(&self, device: &str) -> Value {
         let out = Command::new(sim_bin())
