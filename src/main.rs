@@ -9,7 +9,7 @@ fn main() -> ExitCode {
     let outcome = match mercury::cli::Cli::try_parse() {
         Ok(cli) => {
             init_logging(cli.verbose);
-            mercury::run(cli)
+            mercury::run::guarded(move || mercury::run(cli))
         }
         Err(e) => match e.kind() {
             clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {

@@ -127,6 +127,31 @@ pub fn run(cli: Cli) -> Outcome {
     finish(report, result, started, format)
 }
 
+/// Runs `f`, turning a panic (a bug: clippy denies unwrap/expect/panic, but arithmetic or a
+/// dependency can still panic) into the contract's answer: one JSON result with exit 70,
+/// instead of a Rust backtrace and no result. The panic message still reaches stderr.
+pub fn guarded(f: impl FnOnce() -> Outcome + std::panic::UnwindSafe) -> Outcome {
+    match std::panic::catch_unwind(f) {
+        Ok(outcome) => outcome,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".to_string());
+            finish(
+                Report::new(new_request_id()),
+                Err(Error::Internal(format!(
+                    "{} (please report this bug)",
+                    crate::validate::printable(&what)
+                ))),
+                Instant::now(),
+                Format::Json,
+            )
+        }
+    }
+}
+
 /// Renders a usage error (unknown verb/flag) as a result.
 pub fn usage_error(message: &str, format: Option<Format>) -> Outcome {
     let report = Report::new(new_request_id());
@@ -745,4 +770,26 @@ fn check_transport_fits(device: &Device, kind: Kind) -> Result<(), Error> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod guard_tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_one_json_result_with_exit_70() {
+        let out = guarded(|| panic!("index out of bounds"));
+        assert_eq!(out.code, 70);
+        let v: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
+        assert_eq!(v["error_kind"], "internal");
+        assert!(
+            v["msg"].as_str().unwrap().contains("index out of bounds"),
+            "{v}"
+        );
+        let fine = guarded(|| Outcome {
+            stdout: "{}".into(),
+            code: 0,
+        });
+        assert_eq!(fine.code, 0);
+    }
 }
