@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use libfuzzer_sys::fuzz_target;
 use mercury::catalog::{Catalog, Kind};
-use mercury::driver::{Line, Plan};
+use mercury::driver::Plan;
 use mercury::session::{self, Settings};
 use mercury::transport::{Chunk, Connection, Shell, TransportError};
 
@@ -51,8 +51,11 @@ fuzz_target!(|data: &[u8]| {
     let Some(catalog) = CATALOG.get_or_init(|| Catalog::builtin().ok()) else {
         return;
     };
-    let cli: Vec<_> = catalog
-        .platforms()
+    let Ok(platforms) = catalog.platforms() else {
+        return;
+    };
+    let cli: Vec<_> = platforms
+        .into_iter()
         .filter(|p| matches!(p.kind, Kind::Cli))
         .collect();
     let Some((&pick, rest)) = data.split_first() else {
@@ -71,16 +74,7 @@ fuzz_target!(|data: &[u8]| {
         pending: banner.into(),
         read: 1 + usize::from(pick >> 5),
     };
-    let plan = Plan {
-        lines: ["interface Gi1/0/5", "switchport access vlan 120"]
-            .iter()
-            .map(|t| Line {
-                text: t.to_string(),
-                argv: None,
-            })
-            .collect(),
-        warnings: vec![],
-    };
+    let plan = Plan::cli(&["interface Gi1/0/5", "switchport access vlan 120"]);
     let settings = Settings {
         device: "leaf1".into(),
         command_timeout: Duration::from_secs(5),
