@@ -28,6 +28,33 @@ pub struct Line {
     pub argv: Option<Vec<String>>,
 }
 
+impl Line {
+    /// A CLI line, typed as is.
+    pub fn cli(text: impl Into<String>) -> Line {
+        Line {
+            text: text.into(),
+            argv: None,
+        }
+    }
+
+    /// An exec line from its argument vector; the text is the shell-quoted form a remote
+    /// shell receives.
+    pub fn exec(argv: Vec<String>) -> Line {
+        Line {
+            text: shell_join(&argv),
+            argv: Some(argv),
+        }
+    }
+
+    /// An exec line fixed in the catalog (commit, save, abort): its words are its arguments.
+    pub fn words(text: &str) -> Line {
+        Line {
+            text: text.to_string(),
+            argv: Some(text.split_whitespace().map(str::to_string).collect()),
+        }
+    }
+}
+
 /// The configuration lines a request needs, in order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Plan {
@@ -35,6 +62,16 @@ pub struct Plan {
     pub lines: Vec<Line>,
     /// Notes for the caller (e.g. a description was sanitised).
     pub warnings: Vec<String>,
+}
+
+impl Plan {
+    /// A plan of CLI lines (tests, fuzzing, replays).
+    pub fn cli(lines: &[&str]) -> Plan {
+        Plan {
+            lines: lines.iter().map(|l| Line::cli(*l)).collect(),
+            warnings: Vec::new(),
+        }
+    }
 }
 
 /// Template variables for one action.
@@ -151,7 +188,7 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
                 .bridge
                 .clone()
                 .or_else(|| device.bridge.clone())
-                .unwrap_or_else(|| "br-int".into());
+                .unwrap_or_else(|| crate::ovs::DEFAULT_BRIDGE.into());
             let mut v = Vars::from([("port", c.port.clone()), ("bridge", bridge)]);
             if req.op == Op::PlugPort {
                 v.insert("vif_id", p.vif_id.clone().unwrap_or_default());
@@ -543,10 +580,7 @@ fn render_line(platform: &Platform, t: &Template, vars: &Vars) -> Result<Line, U
     let text = t.render(&look).map_err(unknown)?;
     match platform.kind {
         // An empty optional value (a LAG mode keyword) leaves no trailing blank.
-        Kind::Cli => Ok(Line {
-            text: text.trim_end().to_string(),
-            argv: None,
-        }),
+        Kind::Cli => Ok(Line::cli(text.trim_end())),
         Kind::Exec => {
             // Tokenise the template, not the rendered text: a value with a space stays one
             // argument, and no value can add an argument or reach a shell unquoted.
@@ -555,11 +589,9 @@ fn render_line(platform: &Platform, t: &Template, vars: &Vars) -> Result<Line, U
                 .iter()
                 .map(|tok| tok.render(&look).map_err(unknown))
                 .collect::<Result<_, _>>()?;
-            let argv: Vec<String> = argv.into_iter().filter(|a| !a.is_empty()).collect();
-            Ok(Line {
-                text: shell_join(&argv),
-                argv: Some(argv),
-            })
+            Ok(Line::exec(
+                argv.into_iter().filter(|a| !a.is_empty()).collect(),
+            ))
         }
     }
 }

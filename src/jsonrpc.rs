@@ -453,6 +453,15 @@ struct LagResult {
     status: &'static str,
 }
 
+/// The L2 arguments Ironic's `update_port` and `update_lag` share.
+struct L2<'a> {
+    mode: &'a str,
+    native_vlan: i64,
+    allowed_vlans: Option<&'a [i64]>,
+    default_vlan: Option<i64>,
+    description: &'a str,
+}
+
 impl Call<'_> {
     fn string(&self, key: &str) -> Result<String, RpcError> {
         self.params
@@ -562,17 +571,14 @@ impl Call<'_> {
                 crate::validate::printable(lag)
             )));
         }
-        let mut fields = self.port_fields(&switch_id, &port_name);
-        fields.insert("op".into(), json!("update_port"));
-        fields.insert("mode".into(), json!(mode));
-        fields.insert("native_vlan".into(), json!(native_vlan));
-        if let Some(a) = allowed_vlans.as_ref().filter(|a| !a.is_empty()) {
-            fields.insert("allowed_vlans".into(), json!(a));
-        }
-        if let Some(d) = default_vlan {
-            fields.insert("default_vlan".into(), json!(d));
-        }
-        fields.insert("description".into(), json!(description));
+        let l2 = L2 {
+            mode: &mode,
+            native_vlan,
+            allowed_vlans: allowed_vlans.as_deref(),
+            default_vlan,
+            description: &description,
+        };
+        let mut fields = self.update_port_fields(&switch_id, &port_name, &l2);
         if let Some(uuid) = description
             .strip_prefix("Ironic Port ")
             .filter(|u| crate::validate::uuid("port_uuid", u).is_ok())
@@ -631,6 +637,22 @@ impl Call<'_> {
         fields
     }
 
+    /// A Mercury `update_port` request declaring a port's (or LAG interface's) L2 state.
+    fn update_port_fields(&self, switch_id: &str, port: &str, l2: &L2) -> Map<String, Value> {
+        let mut fields = self.port_fields(switch_id, port);
+        fields.insert("op".into(), json!("update_port"));
+        fields.insert("mode".into(), json!(l2.mode));
+        fields.insert("native_vlan".into(), json!(l2.native_vlan));
+        if let Some(a) = l2.allowed_vlans.filter(|a| !a.is_empty()) {
+            fields.insert("allowed_vlans".into(), json!(a));
+        }
+        if let Some(d) = l2.default_vlan {
+            fields.insert("default_vlan".into(), json!(d));
+        }
+        fields.insert("description".into(), json!(l2.description));
+        fields
+    }
+
     /// Ironic's `update_lag` names no member ports, so it configures the L2 side of an
     /// existing LAG interface on each switch (an `update_port` on the LAG interface);
     /// membership is Mercury's own `update_lag` (`mercury update-lag --member ...`).
@@ -644,18 +666,14 @@ impl Call<'_> {
         let allowed_vlans = self.vlan_list("allowed_vlans")?;
         let default_vlan = self.vlan("default_vlan")?;
         for switch_id in &switch_ids {
-            let mut fields = self.port_fields(switch_id, &lag_name);
-            fields.insert("op".into(), json!("update_port"));
-            fields.insert("mode".into(), json!(mode));
-            fields.insert("native_vlan".into(), json!(native_vlan));
-            if let Some(a) = allowed_vlans.as_ref().filter(|a| !a.is_empty()) {
-                fields.insert("allowed_vlans".into(), json!(a));
-            }
-            if let Some(d) = default_vlan {
-                fields.insert("default_vlan".into(), json!(d));
-            }
-            fields.insert("description".into(), json!(description));
-            self.run(fields)?;
+            let l2 = L2 {
+                mode: &mode,
+                native_vlan,
+                allowed_vlans: allowed_vlans.as_deref(),
+                default_vlan,
+                description: &description,
+            };
+            self.run(self.update_port_fields(switch_id, &lag_name, &l2))?;
         }
         Ok(LagResult {
             switch_ids,

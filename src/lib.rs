@@ -14,6 +14,7 @@ pub mod driver;
 pub mod error;
 pub mod exit;
 pub mod forced;
+pub mod glob;
 pub mod htpasswd;
 pub mod http;
 pub mod jsonrpc;

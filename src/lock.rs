@@ -78,6 +78,18 @@ pub struct Holder {
     pub since: String,
 }
 
+impl Holder {
+    /// This process, starting `op` for `request_id` now.
+    pub fn now(request_id: &str, op: &str) -> Holder {
+        Holder {
+            pid: std::process::id(),
+            request_id: request_id.to_string(),
+            op: op.to_string(),
+            since: crate::timefmt::now_rfc3339(),
+        }
+    }
+}
+
 /// A held device lock; dropping it releases the slot.
 #[derive(Debug)]
 pub struct DeviceLock {

@@ -30,7 +30,7 @@ use serde_json::{json, Value};
 
 use crate::catalog::Platform;
 use crate::config::Device;
-use crate::driver::{shell_join, Line, Plan, Unsupported};
+use crate::driver::{Line, Plan, Unsupported};
 use crate::request::{Op, PortChange, PortMode, Request};
 use crate::session::{redact, CommandRecord, SessionError, Settings, Transcript};
 use crate::transport::{Connection, Exec, ExecOutput, TransportError};
@@ -987,7 +987,7 @@ impl Prepared {
                 &name,
             ]));
         }
-        line(a)
+        Line::exec(a)
     }
 
     /// The write invocation: every command of every port, joined with `--`.
@@ -1001,7 +1001,7 @@ impl Prepared {
             a.push("--".into());
             a.extend(c.iter().cloned());
         }
-        Some(line(a))
+        Some(Line::exec(a))
     }
 
     /// The plan a dry run shows: the read, then the transaction for a port that needs it.
@@ -1322,13 +1322,6 @@ pub fn prepare_read(
     let mut p = prepare(&as_reset, device, platform)?;
     p.op = Op::VerifyPort;
     Ok(p)
-}
-
-fn line(argv: Vec<String>) -> Line {
-    Line {
-        text: shell_join(&argv),
-        argv: Some(argv),
-    }
 }
 
 /// Last non-empty stderr line, without the program prefix.

@@ -6,6 +6,7 @@
 //! never parses configuration or touches a device.
 
 use crate::config::{Caller, Device};
+use crate::glob::glob;
 use crate::request::{Op, Request};
 use crate::validate::Escaped;
 use crate::vlan::{Vlan, VlanSet};
@@ -167,30 +168,6 @@ fn show(set: &VlanSet) -> String {
     }
 }
 
-/// Shell-style glob: `*` any run, `?` one character; everything else literal, whole-string.
-pub fn glob(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some((pi, ti));
-            pi += 1;
-        } else if let Some((sp, st)) = star {
-            pi = sp + 1;
-            ti = st + 1;
-            star = Some((sp, st + 1));
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|c| *c == '*')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,15 +253,5 @@ mod tests {
             check(&r, &d, None).unwrap_err().rule,
             "devices.leaf.manage_vlans"
         );
-    }
-
-    #[test]
-    fn globs() {
-        assert!(glob("Ethernet1/*", "Ethernet1/48"));
-        assert!(glob("Eth?/1", "Eth1/1"));
-        assert!(!glob("Eth?/1", "Eth10/1"));
-        assert!(glob("*", ""));
-        assert!(!glob("Ethernet1/4", "Ethernet1/48"));
-        assert!(glob("a*b*c", "axxbyyc"));
     }
 }

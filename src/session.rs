@@ -38,6 +38,17 @@ pub struct CommandRecord {
     pub elapsed_ms: u64,
 }
 
+impl CommandRecord {
+    /// A line a dry run would send: no output, no time.
+    pub fn planned(input: String) -> CommandRecord {
+        CommandRecord {
+            input,
+            output: String::new(),
+            elapsed_ms: 0,
+        }
+    }
+}
+
 /// A session failure.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -941,21 +952,14 @@ struct ExecSession<'a> {
     aborted_cleanly: bool,
 }
 
-fn fixed_line(l: &str) -> Line {
-    Line {
-        text: l.to_string(),
-        argv: Some(l.split_whitespace().map(str::to_string).collect()),
-    }
-}
-
 impl ExecSession<'_> {
     fn apply(&mut self, plan: &Plan) -> Result<(), SessionError> {
         let p = self.platform;
         let mut lines: Vec<Line> = plan.lines.clone();
-        lines.extend(p.commit.iter().map(|l| fixed_line(l)));
+        lines.extend(p.commit.iter().map(|l| Line::words(l)));
         if let Err(e) = lines.iter().try_for_each(|l| self.run_line(l).map(|_| ())) {
             self.aborted_cleanly = true;
-            for l in p.abort.iter().map(|l| fixed_line(l)) {
+            for l in p.abort.iter().map(|l| Line::words(l)) {
                 if self.run_line(&l).is_err() {
                     self.aborted_cleanly = false;
                 }
@@ -967,7 +971,7 @@ impl ExecSession<'_> {
 
     fn finish(&mut self) -> Result<(), SessionError> {
         if self.settings.save {
-            for l in self.platform.save.iter().map(|l| fixed_line(l)) {
+            for l in self.platform.save.iter().map(|l| Line::words(l)) {
                 self.run_line(&l)?;
             }
         }
@@ -1107,16 +1111,7 @@ mod tests {
     }
 
     fn ios_plan() -> Plan {
-        Plan {
-            lines: ["interface Gi1/0/5", "switchport access vlan 120", "exit"]
-                .iter()
-                .map(|t| Line {
-                    text: t.to_string(),
-                    argv: None,
-                })
-                .collect(),
-            warnings: vec![],
-        }
+        Plan::cli(&["interface Gi1/0/5", "switchport access vlan 120", "exit"])
     }
 
     /// An IOS conversation: every reply echoes the line, then output, then the prompt.
@@ -1184,19 +1179,6 @@ mod tests {
         }
     }
 
-    fn lines(texts: &[&str]) -> Plan {
-        Plan {
-            lines: texts
-                .iter()
-                .map(|t| Line {
-                    text: t.to_string(),
-                    argv: None,
-                })
-                .collect(),
-            warnings: vec![],
-        }
-    }
-
     /// Coalescing: three plans in one session; the rejected middle one leaves
     /// configuration mode, the next enters it again, and one save covers the batch.
     #[test]
@@ -1231,12 +1213,12 @@ mod tests {
         opened.result.unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
         let a = s.apply(
-            &lines(&["interface Gi1/0/5", "switchport access vlan 120", "exit"]),
+            &Plan::cli(&["interface Gi1/0/5", "switchport access vlan 120", "exit"]),
             deadline,
         );
         a.result.unwrap();
         let b = s.apply(
-            &lines(&["interface Gi1/0/6", "switchport access vlan 150", "exit"]),
+            &Plan::cli(&["interface Gi1/0/6", "switchport access vlan 150", "exit"]),
             deadline,
         );
         assert!(matches!(b.result, Err(SessionError::Rejected { .. })));
@@ -1249,7 +1231,7 @@ mod tests {
             ["interface Gi1/0/6", "switchport access vlan 150", "end"]
         );
         let c = s.apply(
-            &lines(&["interface Gi1/0/7", "switchport access vlan 130", "exit"]),
+            &Plan::cli(&["interface Gi1/0/7", "switchport access vlan 130", "exit"]),
             deadline,
         );
         c.result.unwrap();
@@ -1364,13 +1346,7 @@ mod tests {
     fn junos_two_line_prompt_and_commit() {
         let cat = Catalog::builtin().unwrap();
         let p = cat.get("juniper").unwrap();
-        let plan = Plan {
-            lines: vec![Line {
-                text: "set vlans v120 vlan-id 120".into(),
-                argv: None,
-            }],
-            warnings: vec![],
-        };
+        let plan = Plan::cli(&["set vlans v120 vlan-id 120"]);
         let replies = [
             "set cli screen-length 0 \r\nScreen length set to 0\r\n\r\nadmin@leaf1> ",
             "set cli screen-width 0 \r\nScreen width set to 0\r\n\r\nadmin@leaf1> ",
@@ -1408,16 +1384,7 @@ mod tests {
     fn dashed_host_and_interface_names_do_not_split_vrp_prompts() {
         let cat = Catalog::builtin().unwrap();
         let p = cat.get("huawei").unwrap();
-        let plan = Plan {
-            lines: ["interface Eth-Trunk7", "mode lacp", "quit"]
-                .iter()
-                .map(|t| Line {
-                    text: t.to_string(),
-                    argv: None,
-                })
-                .collect(),
-            warnings: vec![],
-        };
+        let plan = Plan::cli(&["interface Eth-Trunk7", "mode lacp", "quit"]);
         let replies = [
             "screen-length 0 temporary\r\nInfo: The configuration takes effect on the current user terminal interface only.\r\n<sw-1>",
             "system-view\r\nEnter system view, return user view with Ctrl+Z.\r\n[sw-1]",
@@ -1449,13 +1416,7 @@ mod tests {
     fn srl_two_line_prompt_and_commit_on_leaving_the_candidate() {
         let cat = Catalog::builtin().unwrap();
         let p = cat.get("nokia_srl").unwrap();
-        let plan = Plan {
-            lines: vec![Line {
-                text: "set / interface ethernet-1/5 admin-state enable".into(),
-                argv: None,
-            }],
-            warnings: vec![],
-        };
+        let plan = Plan::cli(&["set / interface ethernet-1/5 admin-state enable"]);
         let running = "--{ running }--[  ]--\r\nA:leaf1# ";
         let cand = "--{ candidate private private-admin }--[  ]--\r\nA:leaf1# ";
         let replies = [

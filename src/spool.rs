@@ -674,16 +674,7 @@ mod tests {
     use super::*;
 
     fn plan(lines: &[&str]) -> Plan {
-        Plan {
-            lines: lines
-                .iter()
-                .map(|t| Line {
-                    text: t.to_string(),
-                    argv: None,
-                })
-                .collect(),
-            warnings: vec![],
-        }
+        Plan::cli(lines)
     }
 
     fn answer(id: &str) -> Answer {

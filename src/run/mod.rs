@@ -26,7 +26,7 @@ use crate::request::{Op, RawRequest, Request, RequestError};
 use crate::session::{self, CommandRecord, Segment, Session, Settings, Transcript};
 use crate::spool::{self, Answer, Claim, Entry, HolderRef, Spool, SpoolError, Waited};
 use crate::verify::{self, Check, PortReport, PortState};
-use crate::{driver, ovs, timefmt, transport};
+use crate::{driver, ovs, transport};
 
 mod check;
 mod coalesce;
@@ -486,11 +486,7 @@ impl Job<'_> {
             };
             self.report.commands = script
                 .into_iter()
-                .map(|(_, input)| CommandRecord {
-                    input,
-                    output: String::new(),
-                    elapsed_ms: 0,
-                })
+                .map(|(_, input)| CommandRecord::planned(input))
                 .collect();
             self.report.msg = format!(
                 "dry run: {} would send {} lines to {}",
@@ -501,12 +497,7 @@ impl Job<'_> {
             return Ok(());
         }
 
-        let holder = Holder {
-            pid: std::process::id(),
-            request_id: self.report.request_id.clone(),
-            op: req.op.name().to_string(),
-            since: timefmt::now_rfc3339(),
-        };
+        let holder = Holder::now(&self.report.request_id, req.op.name());
         let waited = Instant::now();
         let lock_deadline = waited + device.lock_timeout;
         // OVS requests are computed from OVSDB state read in their own session (`ovs`), so

@@ -197,17 +197,10 @@ pub(super) fn ovs_diff(data: &serde_json::Value) -> serde_json::Value {
 }
 
 impl Job<'_> {
-    /// The result of a `--verify` run: `changed` from the states read, per-port before /
-    /// after, Ansible's `diff`; a port that does not show the change fails the request.
-    pub(super) fn report_verified(
-        &mut self,
-        req: &Request,
-        device: &Device,
-        v: Verified,
-    ) -> Result<(), Error> {
-        self.report.changed = v.reports.iter().any(|p| p.changed);
-        let unverified: Vec<String> = v
-            .reports
+    /// Fields a platform's show output does not carry are never counted as verified: say
+    /// which, per port.
+    fn warn_unverified(&mut self, reports: &[PortReport]) {
+        let unverified: Vec<String> = reports
             .iter()
             .filter(|p| !p.unverified.is_empty())
             .map(|p| format!("{} ({})", p.port, p.unverified.join(", ")))
@@ -218,6 +211,18 @@ impl Job<'_> {
                 unverified.join("; ")
             ));
         }
+    }
+
+    /// The result of a `--verify` run: `changed` from the states read, per-port before /
+    /// after, Ansible's `diff`; a port that does not show the change fails the request.
+    pub(super) fn report_verified(
+        &mut self,
+        req: &Request,
+        device: &Device,
+        v: Verified,
+    ) -> Result<(), Error> {
+        self.report.changed = v.reports.iter().any(|p| p.changed);
+        self.warn_unverified(&v.reports);
         let data = json!({"verified": v.drift.is_none(), "skipped": v.skipped, "ports": v.reports});
         match &mut self.report.data {
             serde_json::Value::Object(m) => {
@@ -289,14 +294,7 @@ impl Job<'_> {
                     .map(|(_, l)| l)
                     .collect(),
             };
-            self.report.commands = lines
-                .into_iter()
-                .map(|input| CommandRecord {
-                    input,
-                    output: String::new(),
-                    elapsed_ms: 0,
-                })
-                .collect();
+            self.report.commands = lines.into_iter().map(CommandRecord::planned).collect();
             self.report.msg = format!(
                 "dry run: verify_port would send {} lines to {}",
                 self.report.commands.len(),
@@ -304,12 +302,7 @@ impl Job<'_> {
             );
             return Ok(());
         }
-        let holder = Holder {
-            pid: std::process::id(),
-            request_id: self.report.request_id.clone(),
-            op: req.op.name().to_string(),
-            since: timefmt::now_rfc3339(),
-        };
+        let holder = Holder::now(&self.report.request_id, req.op.name());
         let lock_deadline = Instant::now() + device.lock_timeout;
         let locks = Locks {
             settings: &self.config.lock,
@@ -378,17 +371,7 @@ impl Job<'_> {
             });
         }
         let expecting = checks.iter().any(|c| !c.expect.is_empty());
-        let unverified: Vec<String> = reports
-            .iter()
-            .filter(|p| !p.unverified.is_empty())
-            .map(|p| format!("{} ({})", p.port, p.unverified.join(", ")))
-            .collect();
-        if !unverified.is_empty() {
-            self.report.warnings.push(format!(
-                "verify: not verified, the platform does not show it: {}",
-                unverified.join("; ")
-            ));
-        }
+        self.warn_unverified(&reports);
         self.report.data = json!({
             "in_state": expecting.then_some(drifted.is_empty()),
             "ports": reports.iter().map(|r| json!({

@@ -14,6 +14,7 @@ use std::path::Path;
 use hmac::{Hmac, Mac};
 
 use crate::b64;
+use crate::glob::glob;
 use sha2::{Digest, Sha256};
 
 /// `SHA256:` and the unpadded base64 of the key blob's SHA-256, as `ssh-keygen -l` prints.
@@ -219,10 +220,10 @@ fn host_matches(patterns: &str, name: &str) -> bool {
                 matched = true;
             }
         } else if let Some(neg) = p.strip_prefix('!') {
-            if wildcard(&neg.to_ascii_lowercase(), name) {
+            if glob(&neg.to_ascii_lowercase(), name) {
                 return false;
             }
-        } else if wildcard(&p.to_ascii_lowercase(), name) {
+        } else if glob(&p.to_ascii_lowercase(), name) {
             matched = true;
         }
     }
@@ -242,29 +243,6 @@ fn hashed_matches(hashed: &str, name: &str) -> bool {
     };
     mac.update(name.as_bytes());
     mac.verify_slice(&hash).is_ok()
-}
-
-/// `*` and `?` glob over bytes (host names are ASCII).
-fn wildcard(pattern: &str, text: &str) -> bool {
-    let (p, t) = (pattern.as_bytes(), text.as_bytes());
-    let (mut pi, mut ti) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == b'?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == b'*' {
-            star = Some((pi, ti));
-            pi += 1;
-        } else if let Some((sp, st)) = star {
-            pi = sp + 1;
-            ti = st + 1;
-            star = Some((sp, st + 1));
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == b'*')
 }
 
 /// Adds `host`'s key to the file (created 0644 if missing) unless a line for the host
@@ -411,12 +389,12 @@ mod tests {
 
     #[test]
     fn wildcard_globs() {
-        assert!(wildcard("*", "anything"));
-        assert!(wildcard("leaf?", "leaf1"));
-        assert!(!wildcard("leaf?", "leaf12"));
-        assert!(wildcard("*.dc1", "a.b.dc1"));
-        assert!(wildcard("[10.0.0.*]:22?2", "[10.0.0.5]:2202"));
-        assert!(!wildcard("a*b", "acbd"));
+        assert!(glob("*", "anything"));
+        assert!(glob("leaf?", "leaf1"));
+        assert!(!glob("leaf?", "leaf12"));
+        assert!(glob("*.dc1", "a.b.dc1"));
+        assert!(glob("[10.0.0.*]:22?2", "[10.0.0.5]:2202"));
+        assert!(!glob("a*b", "acbd"));
     }
 
     #[test]
