@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let outcome = match mercury::cli::Cli::try_parse() {
+    let outcome = match mercury::intake::cli::Cli::try_parse() {
         Ok(cli) => {
             init_logging(cli.verbose);
             mercury::run::guarded(move || mercury::run(cli))

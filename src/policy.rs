@@ -6,10 +6,10 @@
 //! never parses configuration or touches a device.
 
 use crate::config::{Caller, Device};
-use crate::glob::glob;
+use crate::request::validate::Escaped;
+use crate::request::vlan::{Vlan, VlanSet};
 use crate::request::{Op, Request};
-use crate::validate::Escaped;
-use crate::vlan::{Vlan, VlanSet};
+use crate::util::glob::glob;
 
 /// A policy denial; exit 77.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

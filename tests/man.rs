@@ -14,7 +14,7 @@ fn render(cmd: clap::Command) -> Vec<u8> {
 
 fn pages() -> Vec<(PathBuf, Vec<u8>)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("man");
-    let root = mercury::cli::command().version(env!("CARGO_PKG_VERSION"));
+    let root = mercury::intake::cli::command().version(env!("CARGO_PKG_VERSION"));
     let mut out = vec![(dir.join("mercury.1"), render(root.clone()))];
     for sub in root.get_subcommands() {
         let name = format!("mercury-{}", sub.get_name());
@@ -45,7 +45,7 @@ fn man_pages_are_current() {
 
 #[test]
 fn main_page_documents_exit_codes() {
-    let page = String::from_utf8(render(mercury::cli::command())).unwrap();
+    let page = String::from_utf8(render(mercury::intake::cli::command())).unwrap();
     for code in ["64", "65", "69", "75", "77", "78"] {
         assert!(
             page.contains(code),

@@ -734,7 +734,7 @@ impl mercury::transport::Shell for OneByte {
 fn real_pty_bytes_read_one_at_a_time_match_the_dry_run_script() {
     require_sshd!();
     use mercury::catalog::{Catalog, Kind};
-    use mercury::driver::{Line, Plan};
+    use mercury::session::plan::{Line, Plan};
     use mercury::session::{self, Settings};
     use mercury::transport::Connection;
 

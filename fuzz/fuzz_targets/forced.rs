@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mercury::forced::{parse, Forced};
+use mercury::intake::forced::{parse, Forced};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(command) = std::str::from_utf8(data) else {

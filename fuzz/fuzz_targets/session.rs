@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use libfuzzer_sys::fuzz_target;
 use mercury::catalog::{Catalog, Kind};
-use mercury::driver::Plan;
+use mercury::session::plan::Plan;
 use mercury::session::{self, Settings};
 use mercury::transport::{Chunk, Connection, Shell, TransportError};
 

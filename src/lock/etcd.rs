@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::{Holder, LockError};
-use crate::b64;
 use crate::config::{EtcdEndpoint, EtcdSettings};
+use crate::util::b64;
 
 /// Largest HTTP response read.
 const MAX_RESPONSE: u64 = 4 * 1024 * 1024;

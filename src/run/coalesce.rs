@@ -65,7 +65,7 @@ impl Job<'_> {
         &mut self,
         spool: &Spool,
         req: &Request,
-        plan: &driver::Plan,
+        plan: &crate::session::plan::Plan,
         compat: &str,
         device: &Device,
         locks: &Locks,
@@ -166,7 +166,7 @@ impl Job<'_> {
     ) -> Answer {
         let mut t = segment.transcript;
         let result = match segment.result {
-            Err(e) => Err((crate::error::session_kind(&e), e.to_string())),
+            Err(e) => Err((crate::report::error::session_kind(&e), e.to_string())),
             Ok(()) => {
                 t.append(Transcript {
                     commands: finish.commands.clone(),

@@ -12,21 +12,22 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::audit::{self, AuditLog, Who};
 use crate::catalog::{Catalog, CatalogError, Kind};
-use crate::cli::{Cli, Command, Format};
 use crate::config::{Config, Device, TransportKind};
-use crate::error::Error;
-use crate::exit::ExitKind;
-use crate::forced::{self, Forced};
+use crate::driver::{self, ovsdb as ovs};
+use crate::intake::cli::{Cli, Command, Format};
+use crate::intake::forced::{self, Forced};
+use crate::lock::spool::{self, Answer, Claim, Entry, HolderRef, Spool, SpoolError, Waited};
 use crate::lock::{self, DeviceLock, Holder, LockError};
 use crate::policy::{self, Scope};
+use crate::report::audit::{self, AuditLog, Who};
+use crate::report::error::Error;
+use crate::report::exit::ExitKind;
 use crate::report::Report;
 use crate::request::{Op, RawRequest, Request, RequestError};
 use crate::session::{self, CommandRecord, Segment, Session, Settings, Transcript};
-use crate::spool::{self, Answer, Claim, Entry, HolderRef, Spool, SpoolError, Waited};
+use crate::transport;
 use crate::verify::{self, Check, PortReport, PortState};
-use crate::{driver, ovs, transport};
 
 mod check;
 mod coalesce;
@@ -105,14 +106,19 @@ pub fn run(cli: Cli) -> Outcome {
     });
     if let Command::Completions(c) = &cli.command {
         let mut buf = Vec::new();
-        clap_complete::generate(c.shell, &mut crate::cli::command(), "mercury", &mut buf);
+        clap_complete::generate(
+            c.shell,
+            &mut crate::intake::cli::command(),
+            "mercury",
+            &mut buf,
+        );
         return Outcome {
             stdout: String::from_utf8_lossy(&buf).into_owned(),
             code: 0,
         };
     }
     if let Command::ServeJsonrpc(args) = &cli.command {
-        return crate::jsonrpc::serve_inetd(&cli.config, args);
+        return crate::serve::jsonrpc::serve_inetd(&cli.config, args);
     }
     if let Command::Check(c) = &cli.command {
         if c.table {
@@ -143,7 +149,7 @@ pub fn guarded(f: impl FnOnce() -> Outcome + std::panic::UnwindSafe) -> Outcome 
                 Report::new(new_request_id()),
                 Err(Error::Internal(format!(
                     "{} (please report this bug)",
-                    crate::validate::printable(&what)
+                    crate::request::validate::printable(&what)
                 ))),
                 Instant::now(),
                 Format::Json,
@@ -278,7 +284,7 @@ fn execute_intake(
     if let Some(raw) = &intake.raw {
         report.op = raw.op.clone();
         if let Some(id) = &raw.request_id {
-            if crate::validate::identifier("request_id", id).is_ok() {
+            if crate::request::validate::identifier("request_id", id).is_ok() {
                 report.request_id = id.clone();
             }
         }
@@ -310,7 +316,7 @@ fn execute_intake(
                     rule: "callers".into(),
                     message: format!(
                         "caller {} is not configured",
-                        crate::validate::Escaped(name)
+                        crate::request::validate::Escaped(name)
                     ),
                 })
             })?,
@@ -618,7 +624,7 @@ impl Job<'_> {
             .result
             .as_ref()
             .map(|_| ())
-            .map_err(|e| (crate::error::session_kind(e), e.to_string()));
+            .map_err(|e| (crate::report::error::session_kind(e), e.to_string()));
         let mut served_ids = Vec::new();
         for (claim, segment) in served {
             served_ids.push(claim.entry.request_id.clone());

@@ -7,7 +7,7 @@ use super::*;
 pub(super) fn read_lines<'p>(
     platform: &'p crate::catalog::Platform,
     checks: &[Check],
-) -> Result<(Vec<driver::Line>, Option<&'p str>), Error> {
+) -> Result<(Vec<crate::session::plan::Line>, Option<&'p str>), Error> {
     let spec = platform
         .verify
         .spec(&platform.name)
@@ -88,7 +88,7 @@ pub(super) fn read_states(
 pub(super) fn verified_apply(
     session: &mut Session,
     platform: &crate::catalog::Platform,
-    plan: &driver::Plan,
+    plan: &crate::session::plan::Plan,
     checks: &[Check],
     deadline: Instant,
 ) -> (Transcript, Result<Verified, session::SessionError>) {

@@ -13,8 +13,8 @@ use std::path::Path;
 
 use hmac::{Hmac, Mac};
 
-use crate::b64;
-use crate::glob::glob;
+use crate::util::b64;
+use crate::util::glob::glob;
 use sha2::{Digest, Sha256};
 
 /// `SHA256:` and the unpadded base64 of the key blob's SHA-256, as `ssh-keygen -l` prints.

@@ -1,0 +1,813 @@
+//! The vendor catalog: every platform described as data (`plugins.toml`).
+//!
+//! This module owns parsing the catalog (the built-in one, compiled into the binary, plus
+//! extra files from the config's `plugins.d/`), compiling its patterns, and the lint that
+//! proves a catalog that parses is also one that can work: modes reachable, variables known,
+//! every operation present or explicitly unsupported, sample prompts matching their mode
+//! only. It knows nothing of requests or sessions; `driver` renders templates and `session`
+//! uses the modes and patterns.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde::Deserialize;
+
+mod lint;
+mod prompt;
+mod schema;
+mod table;
+mod template;
+
+pub use prompt::Prompt;
+use schema::{compile, RawCatalog, RawPlatform};
+pub use template::Template;
+
+/// The catalog compiled into the binary.
+pub const BUILTIN: &str = include_str!("../../plugins.toml");
+
+/// A catalog problem; exit 78.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// A catalog file could not be read.
+    #[error("cannot read catalog {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// TOML syntax or an unknown key.
+    #[error("catalog {source_name}: {message}")]
+    Parse {
+        /// Which catalog (`built-in` or a path).
+        source_name: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// No platform has this name or alias.
+    #[error("unknown platform {name:?}")]
+    Unknown {
+        /// The name asked for.
+        name: String,
+    },
+    /// A value that parses but cannot work (bad regex, unknown variable, unknown mode).
+    #[error("catalog {source_name}: platforms.{platform}: {message}")]
+    Invalid {
+        /// Which catalog.
+        source_name: String,
+        /// The platform.
+        platform: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// How the platform is driven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// An interactive shell, judged by prompts and failure indicators.
+    Cli,
+    /// One command per exec channel, judged by exit status (and failure indicators).
+    Exec,
+}
+
+/// Every template action the driver knows, with the variables each may use. Wherever
+/// `port` is available, so are `port_type` and `port_number` (the name split before its
+/// first digit: `TenGigabitEthernet1/5` → `TenGigabitEthernet` + `1/5`) and `noun` (the
+/// platform's `nouns.lag` when the port is the request's LAG interface, else `nouns.port`). In `allowed_set`,
+/// a template that uses `{vlan}` is rendered once per VLAN of the list (for platforms that
+/// configure membership one VLAN at a time).
+pub const ACTIONS: &[(&str, &[&str])] = &[
+    ("network_add", &["vlan", "vlan_name"]),
+    ("network_delete", &["vlan", "vlan_name"]),
+    ("port_enter", &["port"]),
+    ("port_exit", &["port"]),
+    ("lag_enter", &["port", "lag", "lag_id"]),
+    ("port_l2", &["port"]),
+    ("access_set", &["port", "vlan"]),
+    ("access_remove", &["port", "vlan"]),
+    ("trunk_mode", &["port"]),
+    ("native_set", &["port", "vlan"]),
+    ("native_remove", &["port", "vlan"]),
+    ("allowed_set", &["port", "vlans", "vlan"]),
+    ("allowed_add", &["port", "vlan"]),
+    ("allowed_remove", &["port", "vlan"]),
+    ("hybrid_mode", &["port"]),
+    ("hybrid_native_set", &["port", "vlan"]),
+    ("hybrid_allowed_set", &["port", "vlans", "vlan"]),
+    ("port_reset", &["port"]),
+    ("enable", &["port"]),
+    ("disable", &["port"]),
+    ("description", &["port", "description"]),
+    ("mtu", &["port", "mtu"]),
+    ("lag_create", &["lag", "lag_id", "lacp_mode", "members"]),
+    ("lag_delete", &["lag", "lag_id"]),
+    ("lag_member_add", &["port", "lag", "lag_id", "lacp_mode"]),
+    ("lag_member_remove", &["port", "lag", "lag_id"]),
+    (
+        "plug",
+        &["port", "bridge", "vif_id", "mac", "node_uuid", "vlan"],
+    ),
+    ("unplug", &["port", "bridge"]),
+];
+
+/// Actions a port-context template runs in (wrapped by `port_enter` / `port_exit`, unless
+/// the platform lists them in `own_context`).
+pub const PORT_ACTIONS: &[&str] = &[
+    "port_l2",
+    "access_set",
+    "access_remove",
+    "trunk_mode",
+    "native_set",
+    "native_remove",
+    "allowed_set",
+    "allowed_add",
+    "allowed_remove",
+    "hybrid_mode",
+    "hybrid_native_set",
+    "hybrid_allowed_set",
+    "port_reset",
+    "enable",
+    "disable",
+    "description",
+    "mtu",
+    "lag_member_add",
+    "lag_member_remove",
+];
+
+/// A CLI mode.
+#[derive(Debug, Clone)]
+pub struct Mode {
+    /// Name used by transitions and in messages.
+    pub name: String,
+    /// What the device shows in this mode.
+    pub prompt: Prompt,
+    /// The mode `exit` leads to.
+    pub parent: Option<String>,
+    /// Lines that enter this mode from its parent.
+    pub enter: Vec<String>,
+    /// Lines that leave this mode to its parent.
+    pub exit: Vec<String>,
+    /// Entering may ask for the enable secret.
+    pub secret: bool,
+    /// A configuration mode: template lines may be typed here.
+    pub config: bool,
+}
+
+/// An interactive question the device may ask, and Mercury's answer.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// The question, matched at the end of the output.
+    pub prompt: Prompt,
+    /// What to send back.
+    pub answer: String,
+    /// Send a newline after the answer (false for pagers that take one key).
+    pub newline: bool,
+}
+
+/// How a VLAN list is written on this platform.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VlanListStyle {
+    /// Between items (`,` or ` `).
+    pub separator: String,
+    /// Between the ends of a run (`-`, ` to `), or absent to list every VLAN.
+    pub range: Option<String>,
+}
+
+impl Default for VlanListStyle {
+    fn default() -> Self {
+        VlanListStyle {
+            separator: ",".into(),
+            range: Some("-".into()),
+        }
+    }
+}
+
+/// A platform, compiled and linted.
+#[derive(Debug, Clone)]
+pub struct Platform {
+    /// Catalog name.
+    pub name: String,
+    /// Human description.
+    pub description: String,
+    /// Other names (NGS device types).
+    pub aliases: Vec<String>,
+    /// CLI or exec.
+    pub kind: Kind,
+    /// What `get_allowed_network_types` answers.
+    pub network_types: Vec<String>,
+    /// Port / interface names this platform accepts.
+    pub port_pattern: Regex,
+    /// How the LAG interface is named (`Port-channel{lag_id}`).
+    pub lag_interface: Option<Template>,
+    /// Recognises a LAG interface name and captures its number.
+    pub lag_pattern: Option<Regex>,
+    /// LAG aggregation mode keywords (`lacp` → `active`, `static` → `on`).
+    pub lag_modes: BTreeMap<String, String>,
+    /// The device echoes each line (a prompt before the echo is stale).
+    pub echo: bool,
+    /// Modes (CLI).
+    pub modes: Vec<Mode>,
+    /// Mode assumed right after login (dry-run plans start here).
+    pub login_mode: String,
+    /// Mode the templates run in.
+    pub config_mode: String,
+    /// Mode the save lines run in.
+    pub save_mode: String,
+    /// The enable-secret question.
+    pub secret_prompt: Option<Prompt>,
+    /// Questions answered automatically (confirmations, pagers).
+    pub responses: Vec<Response>,
+    /// Output lines that mean the device rejected a line.
+    pub failures: Vec<Regex>,
+    /// Output lines that mean "try again later" (config database locked).
+    pub temporary_failures: Vec<Regex>,
+    /// Lines sent right after login (paging, width).
+    pub on_open: Vec<String>,
+    /// Lines that apply the change (Junos commit, NVUE apply); always run.
+    pub commit: Vec<String>,
+    /// Lines that discard a failed change.
+    pub abort: Vec<String>,
+    /// Lines that persist the configuration (only when `save_config`).
+    pub save: Vec<String>,
+    /// Lines sent before closing.
+    pub close: Vec<String>,
+    /// VLAN list style.
+    pub vlan_list: VlanListStyle,
+    /// Action → lines.
+    pub templates: BTreeMap<String, Vec<Template>>,
+    /// Action → why it is not supported.
+    pub unsupported: BTreeMap<String, String>,
+    /// Mode → prompts a real device shows in it (for the lint).
+    pub samples: BTreeMap<String, Vec<String>>,
+    /// Port actions whose templates enter their own context (VLAN-centric CLIs such as
+    /// `interface vlan N` / `untagged PORT`): rendered outside the port's block.
+    pub own_context: BTreeSet<String>,
+    /// Whether the native VLAN must also be in a trunk's tagged list (most CLIs); false on
+    /// platforms where a VLAN is either untagged or tagged on a port, never both.
+    pub native_in_allowed: bool,
+    /// `allowed_set` adds to the port's tagged VLANs rather than replacing them (the
+    /// platform has no replace form); the plan carries a warning.
+    pub allowed_set_adds: bool,
+    /// A port has one untagged VLAN, which is both the access VLAN and a trunk's native
+    /// VLAN (OS10, Onyx hybrid ports): removing "the access VLAN" would also remove a
+    /// trunk's native VLAN, so adding a tagged VLAN leaves it alone.
+    pub native_is_access: bool,
+    /// Output lines that mean the intended state already holds (`is already a member`):
+    /// a line whose failure carries one of these counts as done.
+    pub idempotent: Vec<Regex>,
+    /// Remarks for people, shown in the supported-platforms table.
+    pub notes: Vec<String>,
+    /// `{noun}` for a physical port (`port`) and for a LAG interface (`lag`), on platforms
+    /// whose commands name the object kind (NCLU `net add interface X` / `net add bond X`).
+    pub nouns: BTreeMap<String, String>,
+    /// How a port's live configuration is read back (`--verify`, `verify_port`), or why it
+    /// cannot be.
+    pub verify: Verify,
+}
+
+/// The parsers `[platforms.X.verify] parser` may name: one per family of show output
+/// (`src/verify/`). `ovsdb` is the `ovs` platform's own OVSDB read (`src/ovs.rs`).
+pub const VERIFY_PARSERS: &[&str] = &[
+    "ios",
+    "junos",
+    "vrp",
+    "nvue",
+    "sonic",
+    "srl",
+    "ovs_vsctl",
+    "ovsdb",
+];
+
+/// The port fields a parser reads (and `verify.unread` may name).
+pub const VERIFY_FIELDS: &[&str] = &[
+    "mode",
+    "access_vlan",
+    "native_vlan",
+    "allowed_vlans",
+    "admin_up",
+    "description",
+    "mtu",
+    "lag",
+];
+
+/// The L2 modes a parsed port state can be normalised to.
+pub const VERIFY_MODES: &[&str] = &["access", "trunk", "hybrid"];
+
+/// Reading a port back: the show commands and the parser for their output.
+#[derive(Debug, Clone)]
+pub struct VerifySpec {
+    /// Show lines, rendered with `{port}` (and `{port_type}`, `{port_number}`); run in
+    /// `mode` (CLI), each on its own channel (exec).
+    pub show: Vec<Template>,
+    /// One of [`VERIFY_PARSERS`].
+    pub parser: String,
+    /// The CLI mode the show lines are typed in (default: `save_mode`).
+    pub mode: Option<String>,
+    /// A port whose configuration says nothing about its administrative state is up
+    /// (IOS, Junos) or down (AOS-CX, whose ports ship disabled and show `no shutdown`).
+    pub admin_default_up: bool,
+    /// A trunk without an allowed-VLAN line carries every VLAN (IOS: `all`) rather than
+    /// none (OS10, Junos).
+    pub trunk_default_all: bool,
+    /// Device mode words mapped to Mercury's (`general` → `trunk` on PowerConnect, whose
+    /// trunks are general-mode ports).
+    pub modes: BTreeMap<String, String>,
+    /// The mode of a switch port whose configuration shows no mode line: the platform's
+    /// default, which it does not print (`access` on NX-OS, EOS and OS10).
+    pub mode_default: Option<String>,
+    /// Fields the show output never carries (`description` on SONiC without a description
+    /// column): an expectation on one is reported as not verified, never as verified.
+    pub unread: BTreeSet<String>,
+}
+
+/// Whether and how a platform's ports can be read back.
+#[derive(Debug, Clone)]
+pub enum Verify {
+    /// Show commands and a parser.
+    Show(VerifySpec),
+    /// Why the platform's show output cannot be parsed reliably (requests with `--verify`
+    /// and `verify_port` are refused with this reason, exit 65).
+    Unsupported(String),
+    /// The catalog says nothing (a lint error; refused like `Unsupported`).
+    Undeclared,
+}
+
+impl Verify {
+    /// The spec, or why there is none.
+    pub fn spec(&self, platform: &str) -> Result<&VerifySpec, String> {
+        match self {
+            Verify::Show(s) => Ok(s),
+            Verify::Unsupported(why) => {
+                Err(format!("verify is not supported on {platform}: {why}"))
+            }
+            Verify::Undeclared => Err(format!(
+                "verify is not supported on {platform}: its catalog entry declares no show commands"
+            )),
+        }
+    }
+}
+
+impl Platform {
+    /// The mode called `name`.
+    pub fn mode(&self, name: &str) -> Option<&Mode> {
+        self.modes.iter().find(|m| m.name == name)
+    }
+
+    /// The template for an action, or why there is none.
+    pub fn template(&self, action: &str) -> Result<&[Template], String> {
+        if let Some(t) = self.templates.get(action) {
+            return Ok(t);
+        }
+        Err(match self.unsupported.get(action) {
+            Some(why) => format!("{action} is not supported on {}: {why}", self.name),
+            None => format!("{action} is not supported on {}", self.name),
+        })
+    }
+
+    /// Whether the platform has a template for `action`.
+    pub fn supports(&self, action: &str) -> bool {
+        self.templates.contains_key(action)
+    }
+
+    /// Lines that take the session from mode `from` to mode `to`, with the mode reached
+    /// after each line; `None` when no path exists. Breadth-first over enter/exit edges.
+    pub fn path(&self, from: &str, to: &str) -> Option<Vec<(String, String, bool)>> {
+        let mut prev: BTreeMap<&str, (&str, bool)> = BTreeMap::new();
+        let mut queue = VecDeque::from([from]);
+        let mut seen = BTreeSet::from([from]);
+        while let Some(cur) = queue.pop_front() {
+            if cur == to {
+                let mut chain = Vec::new();
+                let mut at = to;
+                while at != from {
+                    let (p, entering) = prev[at];
+                    chain.push((p, at, entering));
+                    at = p;
+                }
+                chain.reverse();
+                let mut out = Vec::new();
+                for (p, next, entering) in chain {
+                    let (lines, secret) = if entering {
+                        let m = self.mode(next)?;
+                        (&m.enter, m.secret)
+                    } else {
+                        (&self.mode(p)?.exit, false)
+                    };
+                    for (i, l) in lines.iter().enumerate() {
+                        // Only the last line of a transition lands in the new mode.
+                        let lands = if i + 1 == lines.len() { next } else { p };
+                        out.push((l.clone(), lands.to_string(), secret && i == 0));
+                    }
+                }
+                return Some(out);
+            }
+            for m in &self.modes {
+                // enter: parent -> child, when the child can be entered.
+                if m.parent.as_deref() == Some(cur) && !m.enter.is_empty() && seen.insert(&m.name) {
+                    prev.insert(&m.name, (cur, true));
+                    queue.push_back(&m.name);
+                }
+            }
+            if let Some(m) = self.mode(cur) {
+                if let Some(p) = m.parent.as_deref() {
+                    if !m.exit.is_empty() && seen.insert(p) {
+                        prev.insert(p, (cur, false));
+                        queue.push_back(p);
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+/// One platform as parsed; its patterns are compiled on first use.
+#[derive(Debug)]
+struct Entry {
+    /// Which catalog it came from (`built-in` or a path), for messages.
+    source_name: String,
+    raw: RawPlatform,
+    compiled: OnceLock<Result<Platform, String>>,
+}
+
+/// All platforms known to this run.
+///
+/// Every catalog file is parsed when loaded (so a TOML mistake anywhere is caught at once),
+/// but a platform's regexes are compiled only when it is first used: one run needs one
+/// platform, and compiling every platform's Unicode-aware patterns would cost more than the
+/// rest of a run. [`Catalog::lint`] compiles everything.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    entries: BTreeMap<String, Entry>,
+}
+
+impl Catalog {
+    /// The built-in catalog alone.
+    pub fn builtin() -> Result<Catalog, CatalogError> {
+        let mut c = Catalog::default();
+        c.add_text("built-in", BUILTIN)?;
+        Ok(c)
+    }
+
+    /// The built-in catalog plus every `*.toml` in `dir` (sorted; a later platform of the
+    /// same name replaces an earlier one). A missing directory is not an error.
+    pub fn load(dir: &Path) -> Result<Catalog, CatalogError> {
+        let mut c = Catalog::builtin()?;
+        let entries = match fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(c),
+            Err(source) => {
+                return Err(CatalogError::Read {
+                    path: dir.to_path_buf(),
+                    source,
+                })
+            }
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        for path in files {
+            crate::config::check_config_mode(&path).map_err(|e| CatalogError::Parse {
+                source_name: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+            let text = fs::read_to_string(&path).map_err(|source| CatalogError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            c.add_text(&path.display().to_string(), &text)?;
+        }
+        Ok(c)
+    }
+
+    /// Parses catalog text, adding its platforms (compiled later, on first use).
+    pub fn add_text(&mut self, source_name: &str, text: &str) -> Result<(), CatalogError> {
+        let raw: RawCatalog = toml::from_str(text).map_err(|e| CatalogError::Parse {
+            source_name: source_name.to_string(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        for (name, raw) in raw.platforms {
+            self.entries.insert(
+                name,
+                Entry {
+                    source_name: source_name.to_string(),
+                    raw,
+                    compiled: OnceLock::new(),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// The catalog name of a platform given by name or alias; `netmiko_X` (an NGS device
+    /// type) finds `X`. Compiles nothing.
+    pub fn lookup(&self, name: &str) -> Option<&str> {
+        if let Some((k, _)) = self.entries.get_key_value(name) {
+            return Some(k);
+        }
+        if let Some((k, _)) = self
+            .entries
+            .iter()
+            .find(|(_, e)| e.raw.aliases.iter().any(|a| a == name))
+        {
+            return Some(k);
+        }
+        name.strip_prefix("netmiko_").and_then(|n| self.lookup(n))
+    }
+
+    /// The platform called `name` (or an alias of it), compiled on first use. An unknown
+    /// name is [`CatalogError::Unknown`]; a platform whose patterns do not compile is
+    /// [`CatalogError::Invalid`].
+    pub fn get(&self, name: &str) -> Result<&Platform, CatalogError> {
+        let key = self.lookup(name).ok_or_else(|| CatalogError::Unknown {
+            name: name.to_string(),
+        })?;
+        let entry = self.entries.get(key).ok_or_else(|| CatalogError::Unknown {
+            name: name.to_string(),
+        })?;
+        entry
+            .compiled
+            .get_or_init(|| compile(key, &entry.raw))
+            .as_ref()
+            .map_err(|message| CatalogError::Invalid {
+                source_name: entry.source_name.clone(),
+                platform: key.to_string(),
+                message: message.clone(),
+            })
+    }
+
+    /// Every platform's catalog name, sorted. Compiles nothing.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.keys().map(String::as_str)
+    }
+
+    /// Every platform, compiled; the first platform that does not compile is the error.
+    pub fn platforms(&self) -> Result<Vec<&Platform>, CatalogError> {
+        self.names().map(|n| self.get(n)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_catalog_passes_the_lint() {
+        let c = Catalog::builtin().unwrap();
+        let problems = c.lint();
+        assert!(problems.is_empty(), "{problems:#?}");
+        assert!(c.get("cisco_ios").is_ok());
+        assert_eq!(
+            c.get("netmiko_cisco_ios").map(|p| p.name.as_str()).ok(),
+            Some("cisco_ios")
+        );
+        assert!(matches!(
+            c.get("no_such_platform"),
+            Err(CatalogError::Unknown { .. })
+        ));
+    }
+
+    #[test]
+    fn templates_parse_and_render() {
+        let t = Template::parse("switchport access vlan {vlan}").unwrap();
+        assert_eq!(t.vars().collect::<Vec<_>>(), vec!["vlan"]);
+        let out = t
+            .render(&|v| (v == "vlan").then(|| "120".to_string()))
+            .unwrap();
+        assert_eq!(out, "switchport access vlan 120");
+        assert_eq!(t.render(&|_| None), Err("vlan".to_string()));
+        assert!(Template::parse("x {vlan").is_err());
+        assert!(Template::parse("x {Vlan}").is_err());
+        assert!(Template::parse("x }").is_err());
+    }
+
+    const MINI: &str = r#"
+        [platforms.mini]
+        description = "test"
+        kind = "cli"
+        network_types = ["vlan"]
+        port_pattern = 'Eth\d+'
+        login_mode = "exec"
+        config_mode = "config"
+        save_mode = "exec"
+        [[platforms.mini.modes]]
+        name = "exec"
+        prompt = '^(?P<host>\w+)#'
+        [[platforms.mini.modes]]
+        name = "config"
+        prompt = '^(?P<host>\w+)\(config\)#'
+        parent = "exec"
+        enter = ["conf t"]
+        exit = ["end"]
+        config = true
+        [platforms.mini.samples]
+        exec = ["sw1#"]
+        config = ["sw1(config)#"]
+        [platforms.mini.templates]
+        access_set = ["interface {port}", "switchport access vlan {vlan}"]
+        enable = ["no shutdown {vlan}"]
+        [platforms.mini.unsupported]
+        network_add = "n/a"
+    "#;
+
+    #[test]
+    fn lint_catches_bad_variables_and_missing_actions() {
+        let mut c = Catalog::default();
+        c.add_text("test", MINI).unwrap();
+        let problems = c.lint().join("\n");
+        assert!(
+            problems.contains("templates.enable: variable {vlan}"),
+            "{problems}"
+        );
+        assert!(
+            problems.contains("access_remove: neither templated"),
+            "{problems}"
+        );
+        assert!(!problems.contains("network_add: neither"), "{problems}");
+    }
+
+    #[test]
+    fn lint_requires_verify_to_be_declared_either_way() {
+        let mut c = Catalog::default();
+        c.add_text("test", MINI).unwrap();
+        let problems = c.lint().join("\n");
+        assert!(
+            problems.contains("verify: neither show lines with a parser nor verify.unsupported"),
+            "{problems}"
+        );
+        let bad = format!(
+            "{MINI}\n[platforms.mini.verify]\nshow = [\"show run int {{port}} {{vlan}}\"]\nparser = \"textfsm\"\nmode = \"config\"\nmodes = {{ general = \"tagged\" }}\nunread = [\"colour\"]\n"
+        );
+        let mut c = Catalog::default();
+        c.add_text("test", &bad).unwrap();
+        let problems = c.lint().join("\n");
+        for want in [
+            "verify.parser \"textfsm\" is not one of",
+            "verify.show: variable {vlan}",
+            "verify.mode \"config\" is a configuration mode",
+            "verify.modes.general",
+            "verify.unread: \"colour\"",
+        ] {
+            assert!(problems.contains(want), "{want}: {problems}");
+        }
+        let declared = format!("{MINI}\n[platforms.mini.verify]\nunsupported = \"no show\"\n");
+        let mut c = Catalog::default();
+        c.add_text("test", &declared).unwrap();
+        assert!(!c.lint().join("\n").contains("verify"));
+        assert!(c
+            .get("mini")
+            .unwrap()
+            .verify
+            .spec("mini")
+            .unwrap_err()
+            .contains("no show"));
+    }
+
+    #[test]
+    fn lint_catches_escape_hatch_misuse() {
+        let text = MINI
+            .replace(
+                "save_mode = \"exec\"",
+                "save_mode = \"exec\"\nown_context = [\"network_add\"]\non_open = [\"terminal length {vlan}\"]",
+            )
+            .replace(
+                "[platforms.mini.templates]",
+                "[platforms.mini.templates]\ndisable = [\"net add {noun} {port} link down\"]",
+            )
+            .replace("enable = [\"no shutdown {vlan}\"]", "enable = [\"no shutdown\"]");
+        let mut c = Catalog::default();
+        c.add_text("test", &text).unwrap();
+        let problems = c.lint().join("\n");
+        for want in [
+            "own_context.network_add: not a port action",
+            "on_open: \"terminal length {vlan}\" has a template variable",
+            "templates use {noun} but nouns lacks",
+        ] {
+            assert!(problems.contains(want), "{want}: {problems}");
+        }
+    }
+
+    #[test]
+    fn builtin_platforms_all_have_failure_indicators_and_samples() {
+        let c = Catalog::builtin().unwrap();
+        for p in c.platforms().unwrap() {
+            if p.kind == Kind::Cli {
+                assert!(!p.failures.is_empty(), "{}: no failure indicators", p.name);
+                assert!(!p.samples.is_empty(), "{}: no sample prompts", p.name);
+            }
+        }
+    }
+
+    #[test]
+    fn lint_catches_unreachable_modes_and_ambiguous_samples() {
+        let text = MINI.replace("enter = [\"conf t\"]", "").replace(
+            "config = [\"sw1(config)#\"]",
+            "config = [\"sw1(config)#\", \"sw1#\"]",
+        );
+        let mut c = Catalog::default();
+        c.add_text("test", &text).unwrap();
+        let problems = c.lint().join("\n");
+        assert!(problems.contains("\"sw1#\" does not match"), "{problems}");
+    }
+
+    #[test]
+    fn prompts_match_only_at_the_end() {
+        let p = Prompt::compile(r"^(?P<host>[\w.-]+)#").unwrap();
+        assert_eq!(p.matches("foo\r\nleaf1# "), Some(Some("leaf1")));
+        assert_eq!(p.matches("leaf1#\nmore output"), None);
+        assert_eq!(p.matches("text leaf1#"), None);
+    }
+
+    #[test]
+    fn pinned_prompts_know_where_a_dashed_host_ends() {
+        let p = Prompt::compile(r"^\[[~*]?(?P<host>[\w.\-]+)-[^\]\n]+\]").unwrap();
+        // Unpinned, the greedy host swallows part of the interface name.
+        assert_eq!(p.matches("[leaf1-Eth-Trunk7]"), Some(Some("leaf1-Eth")));
+        let pinned = p.pinned("leaf1").unwrap();
+        let host = |r: &Regex, t: &str| {
+            r.captures(t)
+                .and_then(|c| c.name("host").map(|m| m.as_str().to_string()))
+        };
+        assert_eq!(
+            host(&pinned, "[leaf1-Eth-Trunk7]").as_deref(),
+            Some("leaf1")
+        );
+        let dashed = p.pinned("sw-01").unwrap();
+        assert_eq!(host(&dashed, "[~sw-01-GE1/0/5]").as_deref(), Some("sw-01"));
+        assert!(dashed.captures("[sw-02-GE1/0/5]").is_none());
+        // A host full of regex metacharacters is taken literally.
+        let odd = Prompt::compile(r"^(?P<host>[^#\n]+)#")
+            .unwrap()
+            .pinned("a.b(c)")
+            .unwrap();
+        assert!(odd.is_match("a.b(c)#"));
+        assert!(!odd.is_match("aXb(c)#"));
+        assert!(Prompt::compile(r"^\w+#").unwrap().pinned("x").is_none());
+    }
+
+    #[test]
+    fn paths_follow_enter_and_exit_edges() {
+        let mut c = Catalog::default();
+        c.add_text("test", MINI).unwrap();
+        let p = c.get("mini").unwrap();
+        assert_eq!(
+            p.path("exec", "config").unwrap(),
+            vec![("conf t".to_string(), "config".to_string(), false)]
+        );
+        assert_eq!(
+            p.path("config", "exec").unwrap(),
+            vec![("end".to_string(), "exec".to_string(), false)]
+        );
+        assert!(p.path("exec", "exec").unwrap().is_empty());
+        assert!(p.path("exec", "nowhere").is_none());
+    }
+
+    #[test]
+    fn bad_regex_is_a_catalog_error_when_used_and_in_the_lint() {
+        let mut c = Catalog::default();
+        // Parsing succeeds: patterns are compiled on first use only.
+        c.add_text("test", &MINI.replace(r"'Eth\d+'", "'Eth(['"))
+            .unwrap();
+        let e = c.get("mini").unwrap_err();
+        assert!(
+            e.to_string().contains("platforms.mini: port_pattern"),
+            "{e}"
+        );
+        let problems = c.lint().join("\n");
+        assert!(problems.contains("port_pattern"), "{problems}");
+    }
+
+    #[test]
+    fn toml_mistakes_are_caught_when_loading() {
+        let mut c = Catalog::default();
+        let e = c
+            .add_text(
+                "test",
+                &MINI.replace("kind = \"cli\"", "kind = \"cli\"\nkinds = 1"),
+            )
+            .unwrap_err();
+        assert!(e.to_string().contains("kinds"), "{e}");
+    }
+
+    #[test]
+    fn loading_compiles_nothing_until_a_platform_is_used() {
+        let c = Catalog::builtin().unwrap();
+        assert!(c.entries.values().all(|e| e.compiled.get().is_none()));
+        c.get("cisco_ios").unwrap();
+        let compiled: Vec<&str> = c
+            .entries
+            .iter()
+            .filter(|(_, e)| e.compiled.get().is_some())
+            .map(|(k, _)| k.as_str())
+            .collect();
+        assert_eq!(compiled, vec!["cisco_ios"]);
+    }
+}

@@ -1,0 +1,710 @@
+//! The driver: turns a validated request into the ordered lines for one platform.
+//!
+//! The composition rules live here, once, for every platform: remove the idle VLAN before
+//! plugging and restore it after unplugging, shut/enable unused ports when configured, trunk
+//! native VLAN plus tagged list (the native VLAN is always in the allowed list), one
+//! `interface` block per port however many actions it needs, networks and LAGs created
+//! before ports use them and deleted after. The platform's templates only say how each
+//! action is typed. Session concerns (modes, commit, save) are not here: see `session`.
+
+use std::collections::BTreeMap;
+
+use super::Unsupported;
+use crate::catalog::{Kind, Platform, Template, PORT_ACTIONS};
+use crate::config::Device;
+use crate::request::vlan::{Vlan, VlanSet};
+use crate::request::{Aggregation, LagSpec, Op, PortChange, PortMode, Request};
+use crate::session::plan::{Line, Plan};
+
+/// Template variables for one action.
+type Vars = BTreeMap<&'static str, String>;
+
+enum Block {
+    /// Actions outside any port context.
+    Global(&'static str, Vars),
+    /// Actions of one port (or, with LAG variables, of a LAG interface).
+    Port {
+        port: String,
+        lag: Option<Vars>,
+        actions: Vec<(&'static str, Vars)>,
+    },
+}
+
+impl Block {
+    fn port(port: String, actions: Vec<(&'static str, Vars)>) -> Block {
+        Block::Port {
+            port,
+            lag: None,
+            actions,
+        }
+    }
+}
+
+/// Builds the plan for a mutating request.
+pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan, Unsupported> {
+    if crate::driver::ovsdb::handles(platform) {
+        // One ovs-vsctl transaction per request: see `ovs`.
+        return crate::driver::ovsdb::prepare(req, device, platform).map(|p| p.dry_plan());
+    }
+    let mut first: Vec<Block> = Vec::new();
+    let mut ports: Vec<Block> = Vec::new();
+    let mut last: Vec<Block> = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
+    match req.op {
+        Op::AttachPort | Op::DetachPort | Op::UpdatePort | Op::ResetPort => {
+            for c in &req.ports {
+                ports.push(Block::port(
+                    c.port.clone(),
+                    port_actions(req.op, c, device, platform, &mut warnings)?,
+                ));
+            }
+        }
+        Op::AddNetwork | Op::DeleteNetwork => {
+            let n = req
+                .network
+                .as_ref()
+                .ok_or_else(|| Unsupported("no network".into()))?;
+            let vars = Vars::from([("vlan", n.vlan.to_string()), ("vlan_name", n.name.clone())]);
+            let action = if req.op == Op::AddNetwork {
+                "network_add"
+            } else {
+                "network_delete"
+            };
+            first.push(Block::Global(action, vars));
+        }
+        Op::UpdateLag | Op::DeleteLag => {
+            let lag = req
+                .lag
+                .as_ref()
+                .ok_or_else(|| Unsupported("no lag".into()))?;
+            let first_action = if req.op == Op::UpdateLag {
+                "lag_create"
+            } else {
+                "lag_delete"
+            };
+            platform.template(first_action).map_err(Unsupported)?;
+            let (iface, id) = lag_interface(platform, lag)?;
+            let mode_kw = lacp_keyword(platform, lag.aggregation);
+            let base = Vars::from([("lag", iface.clone()), ("lag_id", id.clone())]);
+            let with_mode = |mut v: Vars| {
+                v.insert("lacp_mode", mode_kw.clone());
+                v
+            };
+            if req.op == Op::UpdateLag {
+                let mut create = with_mode(base.clone());
+                create.insert("members", lag.members.join(","));
+                first.push(Block::Global("lag_create", create));
+                for m in &lag.members {
+                    let mut v = with_mode(base.clone());
+                    v.insert("port", m.clone());
+                    ports.push(Block::port(m.clone(), vec![("lag_member_add", v)]));
+                }
+                if let Some(l2) = &lag.l2 {
+                    let mut c = l2.clone();
+                    c.port = iface.clone();
+                    ports.push(Block::Port {
+                        port: iface.clone(),
+                        lag: Some(base.clone()),
+                        actions: port_actions(Op::UpdatePort, &c, device, platform, &mut warnings)?,
+                    });
+                }
+            } else {
+                for m in &lag.members {
+                    let mut v = base.clone();
+                    v.insert("port", m.clone());
+                    ports.push(Block::port(m.clone(), vec![("lag_member_remove", v)]));
+                }
+                last.push(Block::Global("lag_delete", base));
+            }
+        }
+        Op::PlugPort | Op::UnplugPort => {
+            let c = req
+                .ports
+                .first()
+                .ok_or_else(|| Unsupported("no port".into()))?;
+            let p = req
+                .plug
+                .as_ref()
+                .ok_or_else(|| Unsupported("no plug".into()))?;
+            let bridge = p
+                .bridge
+                .clone()
+                .or_else(|| device.bridge.clone())
+                .unwrap_or_else(|| crate::driver::ovsdb::DEFAULT_BRIDGE.into());
+            let mut v = Vars::from([("port", c.port.clone()), ("bridge", bridge)]);
+            if req.op == Op::PlugPort {
+                v.insert("vif_id", p.vif_id.clone().unwrap_or_default());
+                v.insert("mac", p.mac.clone().unwrap_or_default());
+                v.insert("node_uuid", req.meta.node_uuid.clone().unwrap_or_default());
+                v.insert("vlan", p.vlan.map(|x| x.to_string()).unwrap_or_default());
+            }
+            let action = if req.op == Op::PlugPort {
+                "plug"
+            } else {
+                "unplug"
+            };
+            first.push(Block::Global(action, v));
+        }
+        Op::GetAllowedNetworkTypes
+        | Op::IsLinkValid
+        | Op::IsPortSupported
+        | Op::GetSwitches
+        | Op::VerifyPort => {
+            return Err(Unsupported(format!(
+                "{} does not change a device",
+                req.op.name()
+            )));
+        }
+    }
+
+    let mut out = Plan {
+        warnings,
+        ..Plan::default()
+    };
+    for block in first.iter().chain(&ports).chain(&last) {
+        render_block(platform, block, &mut out)?;
+    }
+    if out.lines.is_empty() {
+        // Supported, but nothing to type (OVS has no VLAN objects): say so rather than
+        // report a change that did not happen.
+        out.warnings.push(format!(
+            "{} needs no configuration lines on {}",
+            req.op.name(),
+            platform.name
+        ));
+    }
+    Ok(out)
+}
+
+/// The actions one port needs for `op`, in order (the composition rules).
+fn port_actions(
+    op: Op,
+    c: &PortChange,
+    device: &Device,
+    platform: &Platform,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<(&'static str, Vars)>, Unsupported> {
+    let port = c.port.clone();
+    let v = |vlan: Vlan| Vars::from([("port", port.clone()), ("vlan", vlan.to_string())]);
+    let p = || Vars::from([("port", port.clone())]);
+    let idle = c.default_vlan.or(device.default_vlan);
+    let shut = device.shut_unused_ports;
+    let mut a: Vec<(&'static str, Vars)> = Vec::new();
+    // A port that may be routed (NX-OS, OS9, AOS-CX) is made a switch port before any VLAN
+    // is put on it.
+    if matches!(op, Op::AttachPort | Op::UpdatePort) && platform.supports("port_l2") {
+        a.push(("port_l2", p()));
+    }
+    match op {
+        Op::AttachPort => {
+            let vlan = c
+                .vlan
+                .ok_or_else(|| Unsupported("attach_port needs a vlan".into()))?;
+            let trunk = c.mode == Some(PortMode::Trunk);
+            match idle.filter(|i| *i != vlan) {
+                Some(idle) if trunk && platform.native_is_access => warnings.push(format!(
+                    "on {} the idle VLAN {idle} is the port's untagged VLAN, which a trunk uses as its native VLAN: it was left in place; declare the trunk with update_port to set or clear it",
+                    platform.name
+                )),
+                Some(idle) => a.push(("access_remove", v(idle))),
+                None => {}
+            }
+            if trunk {
+                a.push(("trunk_mode", p()));
+                a.push(("allowed_add", v(vlan)));
+            } else {
+                a.push(("access_set", v(vlan)));
+            }
+            if shut {
+                a.push(("enable", p()));
+            }
+        }
+        Op::DetachPort => {
+            let vlan = c
+                .vlan
+                .ok_or_else(|| Unsupported("detach_port needs a vlan".into()))?;
+            if c.mode == Some(PortMode::Trunk) {
+                a.push(("allowed_remove", v(vlan)));
+            } else {
+                a.push(("access_remove", v(vlan)));
+                if let Some(idle) = idle {
+                    a.push(("access_set", v(idle)));
+                }
+                if shut {
+                    a.push(("disable", p()));
+                }
+            }
+        }
+        Op::UpdatePort => {
+            match c.mode {
+                Some(PortMode::Access) => {
+                    let native = c
+                        .native_vlan
+                        .ok_or_else(|| Unsupported("access needs native_vlan".into()))?;
+                    if let Some(idle) = idle.filter(|i| *i != native) {
+                        a.push(("access_remove", v(idle)));
+                    }
+                    a.push(("access_set", v(native)));
+                }
+                Some(PortMode::Trunk) => {
+                    if let Some(idle) = idle {
+                        a.push(("access_remove", v(idle)));
+                    }
+                    a.push(("trunk_mode", p()));
+                    let mut allowed = c.allowed_vlans.clone().unwrap_or_default();
+                    if let Some(native) = c.native_vlan {
+                        a.push(("native_set", v(native)));
+                        // Untagged frames are dropped on most platforms unless the native
+                        // VLAN is also allowed on the trunk; where a VLAN is either
+                        // untagged or tagged on a port, it must not be tagged as well.
+                        if platform.native_in_allowed {
+                            allowed.insert(native);
+                        } else {
+                            allowed = allowed.iter().filter(|x| *x != native).collect();
+                        }
+                    }
+                    if !allowed.is_empty() || platform.native_in_allowed {
+                        a.push(("allowed_set", vlans_vars(&port, &allowed)));
+                    }
+                }
+                Some(PortMode::Hybrid) => {
+                    // VRP-style hybrid ports: an untagged PVID plus tagged VLANs, without
+                    // trunk semantics. Optional: platforms without it refuse with 65.
+                    platform.template("hybrid_mode").map_err(Unsupported)?;
+                    if let Some(idle) = idle {
+                        a.push(("access_remove", v(idle)));
+                    }
+                    a.push(("hybrid_mode", p()));
+                    let mut tagged = c.allowed_vlans.clone().unwrap_or_default();
+                    if let Some(native) = c.native_vlan {
+                        a.push(("hybrid_native_set", v(native)));
+                        tagged = tagged.iter().filter(|x| *x != native).collect();
+                    }
+                    if !tagged.is_empty() {
+                        a.push(("hybrid_allowed_set", vlans_vars(&port, &tagged)));
+                    }
+                }
+                None => return Err(Unsupported("update_port needs a mode".into())),
+            }
+            if let Some(d) = &c.description {
+                a.push((
+                    "description",
+                    Vars::from([("port", port.clone()), ("description", d.clone())]),
+                ));
+            }
+            if let Some(m) = c.mtu {
+                a.push((
+                    "mtu",
+                    Vars::from([("port", port.clone()), ("mtu", m.to_string())]),
+                ));
+            }
+            if shut {
+                a.push(("enable", p()));
+            }
+        }
+        Op::ResetPort => {
+            if platform.supports("port_reset") || !platform.unsupported.contains_key("port_reset") {
+                a.push(("port_reset", p()));
+            } else {
+                // Platforms that configure membership per VLAN cannot clear a port
+                // wholesale: remove the VLANs the request names.
+                let tagged = c.allowed_vlans.clone().unwrap_or_default();
+                if tagged.is_empty() && c.native_vlan.is_none() {
+                    return Err(Unsupported(format!(
+                        "reset_port on {} needs native_vlan and/or allowed_vlans: {}",
+                        platform.name,
+                        platform
+                            .unsupported
+                            .get("port_reset")
+                            .map_or("", String::as_str)
+                    )));
+                }
+                for vlan in tagged.iter() {
+                    a.push(("allowed_remove", v(vlan)));
+                }
+                if let Some(native) = c.native_vlan {
+                    a.push(("native_remove", v(native)));
+                }
+            }
+            if let Some(idle) = idle {
+                a.push(("access_set", v(idle)));
+            }
+            if shut {
+                a.push(("disable", p()));
+            }
+        }
+        _ => {}
+    }
+    Ok(a)
+}
+
+fn vlans_vars(port: &str, set: &VlanSet) -> Vars {
+    // The rendered list is filled in per platform by render_block; keep the set as text.
+    Vars::from([("port", port.to_string()), ("vlans", set.to_string())])
+}
+
+fn lacp_keyword(platform: &Platform, a: Aggregation) -> String {
+    let key = match a {
+        Aggregation::Lacp => "lacp",
+        Aggregation::Static => "static",
+    };
+    platform
+        .lag_modes
+        .get(key)
+        .cloned()
+        .unwrap_or_else(|| key.to_string())
+}
+
+/// The platform's LAG interface name and number for a LAG given as a number or a name.
+fn lag_interface(platform: &Platform, lag: &LagSpec) -> Result<(String, String), Unsupported> {
+    let (Some(tpl), Some(pattern)) = (&platform.lag_interface, &platform.lag_pattern) else {
+        return Err(Unsupported(format!(
+            "LAGs are not supported on {}",
+            platform.name
+        )));
+    };
+    let id = if lag.name.bytes().all(|b| b.is_ascii_digit()) {
+        lag.name.trim_start_matches('0').to_string()
+    } else {
+        pattern
+            .captures(&lag.name)
+            .and_then(|c| c.get(1))
+            .map(|m| m.as_str().to_string())
+            .ok_or_else(|| {
+                Unsupported(format!(
+                    "LAG {:?} is neither a number nor a {} LAG interface name",
+                    lag.name, platform.name
+                ))
+            })?
+    };
+    if id.is_empty() || id.len() > 4 {
+        return Err(Unsupported(format!(
+            "LAG number {:?} is out of range",
+            lag.name
+        )));
+    }
+    let iface = tpl
+        .render(&|v| (v == "lag_id").then(|| id.clone()))
+        .map_err(|v| Unsupported(format!("lag_interface uses unknown variable {{{v}}}")))?;
+    Ok((iface, id))
+}
+
+fn render_block(platform: &Platform, block: &Block, out: &mut Plan) -> Result<(), Unsupported> {
+    match block {
+        Block::Global(action, vars) => render_action(platform, action, vars, out),
+        Block::Port { port, lag, actions } => {
+            // One block per port however many actions it needs (NGS typed `interface X`
+            // again for every action). Actions that enter their own context (VLAN-centric
+            // CLIs) are rendered in order around it; the port's block sits where its first
+            // port-context action is.
+            let mut own = Plan::default();
+            let mut inner = Plan::default();
+            let mut at: Option<usize> = None;
+            let noun = platform
+                .nouns
+                .get(if lag.is_some() { "lag" } else { "port" });
+            for (action, vars) in actions {
+                debug_assert!(PORT_ACTIONS.contains(action));
+                let mut vars = vars.clone();
+                if let Some(n) = noun {
+                    vars.insert("noun", n.clone());
+                }
+                if platform.own_context.contains(*action) {
+                    render_action(platform, action, &vars, &mut own)?;
+                } else {
+                    let before = inner.lines.len();
+                    render_action(platform, action, &vars, &mut inner)?;
+                    if inner.lines.len() > before {
+                        at.get_or_insert(own.lines.len());
+                    }
+                }
+            }
+            let mut block = Plan::default();
+            let pv = Vars::from([("port", port.clone())]);
+            if !inner.lines.is_empty() && platform.supports("port_enter") {
+                match lag {
+                    Some(lv) if platform.supports("lag_enter") => {
+                        let mut v = lv.clone();
+                        v.insert("port", port.clone());
+                        render_action(platform, "lag_enter", &v, &mut block)?;
+                    }
+                    _ => render_action(platform, "port_enter", &pv, &mut block)?,
+                }
+                block.lines.append(&mut inner.lines);
+                if platform.supports("port_exit") {
+                    render_action(platform, "port_exit", &pv, &mut block)?;
+                }
+            } else {
+                block.lines.append(&mut inner.lines);
+            }
+            let at = at.unwrap_or(own.lines.len());
+            let tail = own.lines.split_off(at);
+            out.lines.extend(own.lines);
+            out.lines.extend(block.lines);
+            out.lines.extend(tail);
+            for w in own.warnings.into_iter().chain(inner.warnings) {
+                if !out.warnings.contains(&w) {
+                    out.warnings.push(w);
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn render_action(
+    platform: &Platform,
+    action: &str,
+    vars: &Vars,
+    out: &mut Plan,
+) -> Result<(), Unsupported> {
+    let templates = platform.template(action).map_err(Unsupported)?;
+    if action == "allowed_set" && platform.allowed_set_adds {
+        let w = format!(
+            "on {} allowed_vlans adds to the VLANs already tagged on the port (the platform has no replace form); reset_port removes others",
+            platform.name
+        );
+        if !out.warnings.contains(&w) {
+            out.warnings.push(w);
+        }
+    }
+    let per_vlan =
+        !vars.contains_key("vlan") && templates.iter().any(|t| t.vars().any(|v| v == "vlan"));
+    match vars.get("vlans").filter(|_| per_vlan) {
+        // Membership configured one VLAN at a time: the whole template per VLAN.
+        Some(list) => {
+            let set = VlanSet::parse(list)
+                .map_err(|e| Unsupported(format!("VLAN list {list:?}: {e}")))?;
+            for vlan in set.iter() {
+                let mut v = vars.clone();
+                v.insert("vlan", vlan.to_string());
+                for t in templates {
+                    out.lines.push(render_line(platform, t, &v)?);
+                }
+            }
+        }
+        None => {
+            for t in templates {
+                out.lines.push(render_line(platform, t, vars)?);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn lookup<'a>(platform: &'a Platform, vars: &'a Vars) -> impl Fn(&str) -> Option<String> + 'a {
+    move |name: &str| {
+        if let (Some(port), "port_type" | "port_number") = (vars.get("port"), name) {
+            let split = port
+                .find(|c: char| c.is_ascii_digit())
+                .unwrap_or(port.len());
+            let (kind, number) = port.split_at(split);
+            return Some(if name == "port_type" { kind } else { number }.to_string());
+        }
+        let value = vars.get(name)?;
+        if name == "vlans" {
+            // Re-render the VLAN list in the platform's style.
+            let set = VlanSet::parse(value).ok()?;
+            let style = &platform.vlan_list;
+            return Some(set.render(&style.separator, style.range.as_deref()));
+        }
+        Some(value.clone())
+    }
+}
+
+fn render_line(platform: &Platform, t: &Template, vars: &Vars) -> Result<Line, Unsupported> {
+    let look = lookup(platform, vars);
+    let unknown = |v: String| {
+        Unsupported(format!(
+            "template needs {{{v}}}, which this request does not provide"
+        ))
+    };
+    let text = t.render(&look).map_err(unknown)?;
+    match platform.kind {
+        // An empty optional value (a LAG mode keyword) leaves no trailing blank.
+        Kind::Cli => Ok(Line::cli(text.trim_end())),
+        Kind::Exec => {
+            // Tokenise the template, not the rendered text: a value with a space stays one
+            // argument, and no value can add an argument or reach a shell unquoted.
+            let argv: Vec<String> = t
+                .source_tokens()
+                .iter()
+                .map(|tok| tok.render(&look).map_err(unknown))
+                .collect::<Result<_, _>>()?;
+            Ok(Line::exec(
+                argv.into_iter().filter(|a| !a.is_empty()).collect(),
+            ))
+        }
+    }
+}
+
+/// The platform's show lines for reading `port` back (`[platforms.X.verify] show`), rendered
+/// like templates: validated values only, one argument per template word on exec platforms.
+pub fn show_lines(
+    platform: &Platform,
+    spec: &crate::catalog::VerifySpec,
+    port: &str,
+) -> Result<Vec<Line>, Unsupported> {
+    let vars = Vars::from([("port", port.to_string())]);
+    spec.show
+        .iter()
+        .map(|t| render_line(platform, t, &vars))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+    use crate::config::Config;
+    use crate::request::RawRequest;
+    use std::path::Path;
+
+    fn setup(platform: &str, extra: &str) -> (Device, Catalog) {
+        let text = format!(
+            "[devices.leaf]\nplatform = \"{platform}\"\ntransport = \"local\"\nallowed_vlans=[\"1-4094\"]\n{extra}"
+        );
+        let d = Config::parse(Path::new("m.toml"), &text).unwrap().devices["leaf"].clone();
+        (d, Catalog::builtin().unwrap())
+    }
+
+    fn lines(platform: &str, extra: &str, json: &str) -> Vec<String> {
+        let (d, c) = setup(platform, extra);
+        let r = Request::from_raw(RawRequest::from_json(json).unwrap()).unwrap();
+        plan(&r, &d, c.get(platform).unwrap())
+            .unwrap()
+            .lines
+            .into_iter()
+            .map(|l| l.text)
+            .collect()
+    }
+
+    #[test]
+    fn attach_removes_idle_vlan_first_in_one_interface_block() {
+        let l = lines(
+            "cisco_ios",
+            "default_vlan = 10\nshut_unused_ports = true",
+            r#"{"op":"attach_port","device":"leaf","port":"Gi1/0/5","vlan":120,"reason":"r"}"#,
+        );
+        assert_eq!(
+            l,
+            vec![
+                "interface Gi1/0/5",
+                "no switchport access vlan",
+                "switchport mode access",
+                "switchport access vlan 120",
+                "no shutdown",
+                "exit"
+            ]
+        );
+    }
+
+    #[test]
+    fn detach_restores_idle_vlan_and_shuts() {
+        let l = lines(
+            "juniper",
+            "default_vlan = 10\nshut_unused_ports = true",
+            r#"{"op":"detach_port","device":"leaf","port":"ge-0/0/5","vlan":120,"reason":"r"}"#,
+        );
+        assert_eq!(
+            l[0],
+            "delete interfaces ge-0/0/5 unit 0 family ethernet-switching vlan members 120"
+        );
+        assert!(l.iter().any(|x| x.ends_with("vlan members 10")), "{l:#?}");
+        assert_eq!(
+            l.last().map(String::as_str),
+            Some("set interfaces ge-0/0/5 disable")
+        );
+    }
+
+    #[test]
+    fn trunk_gets_native_vlan_and_native_is_allowed() {
+        let l = lines(
+            "cisco_ios",
+            "",
+            r#"{"op":"update_port","device":"leaf","port":"Gi1/0/5","mode":"trunk","native_vlan":10,
+                "allowed_vlans":"100,200-202","reason":"r"}"#,
+        );
+        assert!(
+            l.contains(&"switchport trunk native vlan 10".to_string()),
+            "{l:#?}"
+        );
+        assert!(
+            l.contains(&"switchport trunk allowed vlan 10,100,200-202".to_string()),
+            "{l:#?}"
+        );
+        let j = lines(
+            "juniper",
+            "",
+            r#"{"op":"update_port","device":"leaf","port":"ge-0/0/5","mode":"trunk","native_vlan":10,
+                "allowed_vlans":"100,200-202","reason":"r"}"#,
+        );
+        assert!(
+            j.iter()
+                .any(|x| x.ends_with("vlan members [ 10 100 200-202 ]")),
+            "{j:#?}"
+        );
+    }
+
+    #[test]
+    fn batched_ports_each_get_one_block() {
+        let l = lines(
+            "cisco_ios",
+            "",
+            r#"{"op":"attach_port","device":"leaf","ports":["Gi1/0/1","Gi1/0/2"],"vlan":120,"reason":"r"}"#,
+        );
+        assert_eq!(l.iter().filter(|x| x.starts_with("interface")).count(), 2);
+    }
+
+    #[test]
+    fn exec_values_stay_one_argument() {
+        let (d, c) = setup("cumulus_nvue", "");
+        let r = Request::from_raw(
+            RawRequest::from_json(
+                r#"{"op":"update_port","device":"leaf","port":"swp5","mode":"access","native_vlan":120,
+                    "description":"rack 4 node 7","reason":"r"}"#,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let p = plan(&r, &d, c.get("cumulus_nvue").unwrap()).unwrap();
+        let desc = p
+            .lines
+            .iter()
+            .find(|l| l.text.contains("description"))
+            .unwrap();
+        assert_eq!(desc.argv.as_ref().unwrap().last().unwrap(), "rack 4 node 7");
+        assert_eq!(
+            desc.text,
+            "nv set interface swp5 description 'rack 4 node 7'"
+        );
+    }
+
+    #[test]
+    fn lag_members_and_interface() {
+        let l = lines(
+            "cisco_ios",
+            "",
+            r#"{"op":"update_lag","device":"leaf","lag":"10","members":["Gi1/0/1","Gi1/0/2"],
+                "aggregation_mode":"lacp","reason":"r"}"#,
+        );
+        // IOS creates the port-channel from the first member's channel-group.
+        assert_eq!(l[0], "interface Gi1/0/1");
+        let groups = l.iter().filter(|x| *x == "channel-group 10 mode active");
+        assert_eq!(groups.count(), 2, "{l:#?}");
+    }
+
+    #[test]
+    fn unsupported_action_is_reported() {
+        let (d, c) = setup("cisco_ios", "");
+        let r = Request::from_raw(
+            RawRequest::from_json(
+                r#"{"op":"plug_port","device":"leaf","port":"Gi1/0/1","vif_id":"v1","reason":"r"}"#,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let e = plan(&r, &d, c.get("cisco_ios").unwrap()).unwrap_err();
+        assert!(e.0.contains("plug is not supported on cisco_ios"), "{e}");
+    }
+}

@@ -1,0 +1,657 @@
+//! Intake from argv: the clap definitions, and their conversion into a [`RawRequest`].
+//!
+//! clap types end here. Values are kept as strings so that a bad VLAN or port is reported
+//! by the request layer as invalid data (exit 65), not as a usage error (64); usage errors
+//! are unknown flags and verbs.
+
+use std::path::PathBuf;
+
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+
+use crate::config;
+use crate::report::exit::ExitKind;
+use crate::request::vlan::{Vlan, VlanSet};
+use crate::request::{LocalLinkConnection, RawPortItem, RawRequest, RequestError};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// One JSON object (the default when stdout is not a terminal).
+    Json,
+    /// For people.
+    Text,
+}
+
+/// mercury: put bare-metal server ports on the right layer-2 network.
+///
+/// One request per run: mercury finds the device in its local configuration, checks the
+/// request against policy, takes the device lock, opens one session, applies the change,
+/// writes an audit record, prints one JSON result on stdout and exits with a documented code.
+#[derive(Debug, Parser)]
+#[command(name = "mercury", version, after_long_help = exit_codes_help())]
+pub struct Cli {
+    /// Configuration file.
+    #[arg(long, global = true, env = "MERCURY_CONFIG", default_value = config::DEFAULT_PATH, value_name = "PATH")]
+    pub config: PathBuf,
+    /// Plan only: print every line that would be sent; no lock, no connection, no audit.
+    #[arg(long, global = true)]
+    pub dry_run: bool,
+    /// Read the changed ports back before and after the change: nothing is sent when they
+    /// already are as requested, `changed` is exact, and a change the device accepted but
+    /// does not show fails with exit 1.
+    #[arg(long, global = true)]
+    pub verify: bool,
+    /// Output format [default: json, or text when stdout is a terminal].
+    #[arg(long, global = true, value_enum, value_name = "FORMAT")]
+    pub format: Option<Format>,
+    /// Diagnostics on stderr (-v info, -vv debug); RUST_LOG also works.
+    #[arg(short, long, global = true, action = ArgAction::Count)]
+    pub verbose: u8,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Put ports on a network: access port in VLAN N, or add VLAN N to a trunk.
+    AttachPort(PortArgs),
+    /// Take a network off ports; access ports get the idle VLAN back.
+    DetachPort(PortArgs),
+    /// Declare ports' whole L2 configuration (mode, native VLAN, allowed VLANs, ...).
+    UpdatePort(UpdateArgs),
+    /// Return ports to their idle state.
+    ResetPort(ResetArgs),
+    /// Create a VLAN (needs manage_vlans).
+    AddNetwork(NetworkArgs),
+    /// Delete a VLAN (needs manage_vlans).
+    DeleteNetwork(NetworkArgs),
+    /// Create or update a LAG (port-channel / bond) with members.
+    UpdateLag(LagArgs),
+    /// Delete a LAG.
+    DeleteLag(DeleteLagArgs),
+    /// OVS/DPU: add a representor port to a bridge.
+    PlugPort(PlugArgs),
+    /// OVS/DPU: remove a representor port from a bridge.
+    UnplugPort(UnplugArgs),
+    /// List configured devices (never secrets).
+    GetSwitches,
+    /// What network types a device can provide.
+    GetAllowedNetworkTypes(TargetArgs),
+    /// Does a device + port resolve and pass policy? (no device contact)
+    IsLinkValid(LinkArgs),
+    /// Can this port kind be handled?
+    IsPortSupported(PortKindArgs),
+    /// Read ports back and compare them with an expected state (mode, VLANs, ...); no change.
+    VerifyPort(VerifyArgs),
+    /// Validate configuration, catalog and file permissions (no device contact).
+    Check(CheckArgs),
+    /// Read one JSON request from stdin (or --request FILE) and run it.
+    Run(RunArgs),
+    /// Forced-command entry for SSH: request from SSH_ORIGINAL_COMMAND and/or stdin.
+    ServeSsh(ServeSshArgs),
+    /// Ironic's networking JSON-RPC over one HTTP connection on stdin/stdout (socket activation).
+    ServeJsonrpc(ServeJsonrpcArgs),
+    /// Print a shell completion script.
+    Completions(CompletionArgs),
+}
+
+/// Which device: a config name, alias or switch MAC, or an Ironic link.
+#[derive(Debug, Clone, Default, Args)]
+pub struct TargetArgs {
+    /// Device name, alias, or switch MAC.
+    #[arg(long, value_name = "NAME")]
+    pub device: Option<String>,
+    /// Ironic local_link_connection switch_id (chassis MAC).
+    #[arg(long, value_name = "MAC", conflicts_with = "device")]
+    pub switch_id: Option<String>,
+    /// Ironic local_link_connection switch_info (device name).
+    #[arg(long, value_name = "NAME", conflicts_with = "device")]
+    pub switch_info: Option<String>,
+}
+
+/// Why, and correlation ids for the audit record.
+#[derive(Debug, Clone, Default, Args)]
+pub struct MetaArgs {
+    /// Why (change ticket, "deploy node <uuid>"); required for changes.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// Caller's correlation id (generated when absent).
+    #[arg(long, value_name = "ID")]
+    pub request_id: Option<String>,
+    /// Ironic node UUID.
+    #[arg(long, value_name = "UUID")]
+    pub node_uuid: Option<String>,
+    /// Ironic port UUID.
+    #[arg(long, value_name = "UUID")]
+    pub port_uuid: Option<String>,
+    /// VIF id.
+    #[arg(long, value_name = "ID")]
+    pub vif_id: Option<String>,
+    /// Ironic lifecycle step (idle, inspection, cleaning, provisioning, tenant, rescuing, servicing).
+    #[arg(long, value_name = "STEP")]
+    pub lifecycle: Option<String>,
+}
+
+/// attach-port / detach-port.
+#[derive(Debug, Clone, Args)]
+pub struct PortArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Port name (repeat for several ports in one session).
+    #[arg(long, required = true, value_name = "PORT")]
+    port: Vec<String>,
+    /// VLAN id.
+    #[arg(long, value_name = "VLAN")]
+    vlan: String,
+    /// access (default) or trunk.
+    #[arg(long, value_name = "MODE")]
+    mode: Option<String>,
+    #[command(flatten)]
+    meta: MetaArgs,
+}
+
+/// update-port.
+#[derive(Debug, Clone, Args)]
+pub struct UpdateArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Port name (repeatable).
+    #[arg(long, required = true, value_name = "PORT")]
+    port: Vec<String>,
+    /// access, trunk or hybrid.
+    #[arg(long, value_name = "MODE")]
+    mode: String,
+    /// Untagged VLAN (the access VLAN for access ports).
+    #[arg(long, value_name = "VLAN")]
+    native_vlan: Option<String>,
+    /// Tagged VLANs, e.g. 100,200-210.
+    #[arg(long, value_name = "LIST")]
+    allowed_vlans: Option<String>,
+    /// Idle VLAN to remove first (default: the device's default_vlan).
+    #[arg(long, value_name = "VLAN")]
+    default_vlan: Option<String>,
+    /// Port description.
+    #[arg(long, value_name = "TEXT")]
+    description: Option<String>,
+    /// MTU.
+    #[arg(long, value_name = "BYTES")]
+    mtu: Option<u32>,
+    #[command(flatten)]
+    meta: MetaArgs,
+}
+
+/// reset-port.
+#[derive(Debug, Clone, Args)]
+pub struct ResetArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Port name (repeatable).
+    #[arg(long, required = true, value_name = "PORT")]
+    port: Vec<String>,
+    /// Native VLAN to remove.
+    #[arg(long, value_name = "VLAN")]
+    native_vlan: Option<String>,
+    /// Tagged VLANs to remove.
+    #[arg(long, value_name = "LIST")]
+    allowed_vlans: Option<String>,
+    /// Idle VLAN to restore (default: the device's default_vlan).
+    #[arg(long, value_name = "VLAN")]
+    default_vlan: Option<String>,
+    #[command(flatten)]
+    meta: MetaArgs,
+}
+
+/// add-network / delete-network.
+#[derive(Debug, Clone, Args)]
+pub struct NetworkArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// VLAN id.
+    #[arg(long, value_name = "VLAN")]
+    vlan: String,
+    /// VLAN name (default vlan<N>).
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+    #[command(flatten)]
+    meta: MetaArgs,
+}
+
+/// update-lag.
+#[derive(Debug, Clone, Args)]
+pub struct LagArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// LAG number or the platform's LAG interface name (Port-channel10, ae1, bond3).
+    #[arg(long, value_name = "LAG")]
+    lag: String,
+    /// Member port (repeatable).
+    #[arg(long = "member", required = true, value_name = "PORT")]
+    members: Vec<String>,
+    /// lacp (default) or static.
+    #[arg(long, value_name = "MODE")]
+    aggregation_mode: Option<String>,
+    /// L2 mode of the LAG: access or trunk.
+    #[arg(long, value_name = "MODE")]
+    mode: Option<String>,
+    /// Untagged VLAN.
+    #[arg(long, value_name = "VLAN")]
+    native_vlan: Option<String>,
+    /// Tagged VLANs.
+    #[arg(long, value_name = "LIST")]
+    allowed_vlans: Option<String>,
+    /// Idle VLAN to remove first.
+    #[arg(long, value_name = "VLAN")]
+    default_vlan: Option<String>,
+    /// Description.
+    #[arg(long, value_name = "TEXT")]
+    description: Option<String>,
+    #[command(flatten)]
+    meta: MetaArgs,
+}
+
+/// delete-lag.
+#[derive(Debug, Clone, Args)]
+pub struct DeleteLagArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// LAG number or interface name.
+    #[arg(long, value_name = "LAG")]
+    lag: String,
+    /// Member port to release (repeatable).
+    #[arg(long = "member", value_name = "PORT")]
+    members: Vec<String>,
+    #[command(flatten)]
+    meta: MetaArgs,
+}
+
+/// plug-port.
+#[derive(Debug, Clone, Args)]
+pub struct PlugArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Representor port (e.g. pf0vf3).
+    #[arg(long, value_name = "PORT")]
+    port: String,
+    /// Bridge (default: the device's bridge, else br-int).
+    #[arg(long, value_name = "BRIDGE")]
+    bridge: Option<String>,
+    /// external_ids:attached-mac.
+    #[arg(long, value_name = "MAC")]
+    mac: Option<String>,
+    /// Access VLAN tag.
+    #[arg(long, value_name = "VLAN")]
+    vlan: Option<String>,
+    #[command(flatten)]
+    meta: MetaArgs,
+}
+
+/// unplug-port.
+#[derive(Debug, Clone, Args)]
+pub struct UnplugArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Representor port.
+    #[arg(long, value_name = "PORT")]
+    port: String,
+    /// Bridge.
+    #[arg(long, value_name = "BRIDGE")]
+    bridge: Option<String>,
+    #[command(flatten)]
+    meta: MetaArgs,
+}
+
+/// verify-port: the same fields as update-port, all optional.
+#[derive(Debug, Clone, Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Port name (repeatable).
+    #[arg(long, required = true, value_name = "PORT")]
+    port: Vec<String>,
+    /// Expected mode: access, trunk or hybrid (without it, only the given fields are compared).
+    #[arg(long, value_name = "MODE")]
+    mode: Option<String>,
+    /// Expected untagged VLAN (the access VLAN of an access port).
+    #[arg(long, value_name = "VLAN")]
+    native_vlan: Option<String>,
+    /// Expected tagged VLANs, exactly.
+    #[arg(long, value_name = "LIST")]
+    allowed_vlans: Option<String>,
+    /// Expected description.
+    #[arg(long, value_name = "TEXT")]
+    description: Option<String>,
+    /// Expected MTU.
+    #[arg(long, value_name = "BYTES")]
+    mtu: Option<u32>,
+    /// Caller's correlation id (generated when absent).
+    #[arg(long, value_name = "ID")]
+    request_id: Option<String>,
+}
+
+/// is-link-valid.
+#[derive(Debug, Clone, Args)]
+pub struct LinkArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Port name.
+    #[arg(long, value_name = "PORT")]
+    port: Option<String>,
+}
+
+/// is-port-supported.
+#[derive(Debug, Clone, Args)]
+pub struct PortKindArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Ironic vnic_type: baremetal or smart-nic.
+    #[arg(long, value_name = "TYPE")]
+    vnic_type: Option<String>,
+    /// Ironic port is_smartnic.
+    #[arg(long)]
+    is_smartnic: bool,
+}
+
+/// check.
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// Lint the catalog only (built-in plus plugins.d).
+    #[arg(long)]
+    pub catalog: bool,
+    /// Print the supported-operations table (Markdown) instead of JSON.
+    #[arg(long, requires = "catalog")]
+    pub table: bool,
+}
+
+/// run.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Read the request from this file instead of stdin.
+    #[arg(long, value_name = "FILE")]
+    pub request: Option<PathBuf>,
+}
+
+/// serve-ssh.
+#[derive(Debug, Clone, Args)]
+pub struct ServeSshArgs {
+    /// The caller's name ([callers.NAME] in the configuration); set on the authorized_keys line.
+    #[arg(long, value_name = "NAME")]
+    pub caller: String,
+    /// Further restrict this key to these devices (repeatable).
+    #[arg(long = "allow-device", value_name = "NAME")]
+    pub allow_devices: Vec<String>,
+}
+
+/// serve-jsonrpc.
+///
+/// Speaks the JSON-RPC 2.0 dialect of Ironic's ironic-networking service (update_port,
+/// reset_port, update_lag, delete_lag, get_switches) over exactly one HTTP/1.1 connection on
+/// stdin/stdout, as started by systemd socket activation with Accept=yes or by inetd. Every
+/// call is one ordinary Mercury request: the configuration is read again, and policy, lock
+/// and audit apply.
+#[derive(Debug, Clone, Args)]
+pub struct ServeJsonrpcArgs {
+    /// Serve the one connection on stdin/stdout (the only mode: no listening daemon).
+    #[arg(long, required = true)]
+    pub inetd: bool,
+    /// htpasswd file with bcrypt hashes (htpasswd -B) for HTTP Basic authentication.
+    #[arg(long, value_name = "FILE")]
+    pub htpasswd: PathBuf,
+    /// Policy scope ([callers.NAME]) for every user [default: the authenticated user's name].
+    #[arg(long, value_name = "NAME")]
+    pub caller: Option<String>,
+    /// Close the connection after this many idle seconds between requests.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub idle_timeout: u64,
+}
+
+/// completions.
+#[derive(Debug, Clone, Args)]
+pub struct CompletionArgs {
+    /// bash, zsh, fish, elvish or powershell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// The exit-code table for `--help` and the man page.
+pub fn exit_codes_help() -> String {
+    let mut s = String::from("Exit codes:\n");
+    for k in ExitKind::ALL {
+        let retry = if k.retryable() { " (retry)" } else { "" };
+        s.push_str(&format!("  {:>3}  {}{retry}\n", k.code(), k.meaning()));
+    }
+    s
+}
+
+/// The clap command (for completions, the man page and the forced-command allowlist).
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
+}
+
+fn vlan(v: &Option<String>) -> Result<Option<Vlan>, RequestError> {
+    v.as_deref()
+        .map(Vlan::parse)
+        .transpose()
+        .map_err(Into::into)
+}
+
+fn vlans(v: &Option<String>) -> Result<Option<VlanSet>, RequestError> {
+    v.as_deref()
+        .map(VlanSet::parse)
+        .transpose()
+        .map_err(Into::into)
+}
+
+impl TargetArgs {
+    fn apply(&self, raw: &mut RawRequest, port: Option<String>) {
+        raw.device = self.device.clone();
+        if self.switch_id.is_some() || self.switch_info.is_some() {
+            raw.local_link_connection = Some(LocalLinkConnection {
+                switch_id: self.switch_id.clone(),
+                switch_info: self.switch_info.clone(),
+                port_id: port,
+                hostname: None,
+            });
+        }
+    }
+}
+
+impl MetaArgs {
+    fn apply(&self, raw: &mut RawRequest) {
+        raw.reason = self.reason.clone();
+        raw.request_id = self.request_id.clone();
+        raw.node_uuid = self.node_uuid.clone();
+        raw.port_uuid = self.port_uuid.clone();
+        raw.vif_id = self.vif_id.clone();
+        raw.lifecycle = self.lifecycle.clone();
+    }
+}
+
+fn set_ports(raw: &mut RawRequest, ports: &[String]) {
+    if let [one] = ports {
+        raw.port = Some(one.clone());
+    } else {
+        raw.ports = Some(ports.iter().cloned().map(RawPortItem::Name).collect());
+    }
+}
+
+impl Command {
+    /// The request an operation subcommand describes (`None` for check/run/serve-ssh/completions).
+    pub fn to_raw(&self) -> Option<Result<RawRequest, RequestError>> {
+        let op = match self {
+            Command::AttachPort(_) => "attach_port",
+            Command::DetachPort(_) => "detach_port",
+            Command::UpdatePort(_) => "update_port",
+            Command::ResetPort(_) => "reset_port",
+            Command::AddNetwork(_) => "add_network",
+            Command::DeleteNetwork(_) => "delete_network",
+            Command::UpdateLag(_) => "update_lag",
+            Command::DeleteLag(_) => "delete_lag",
+            Command::PlugPort(_) => "plug_port",
+            Command::UnplugPort(_) => "unplug_port",
+            Command::GetSwitches => "get_switches",
+            Command::GetAllowedNetworkTypes(_) => "get_allowed_network_types",
+            Command::IsLinkValid(_) => "is_link_valid",
+            Command::IsPortSupported(_) => "is_port_supported",
+            Command::VerifyPort(_) => "verify_port",
+            Command::Check(_)
+            | Command::Run(_)
+            | Command::ServeSsh(_)
+            | Command::ServeJsonrpc(_)
+            | Command::Completions(_) => return None,
+        };
+        let mut raw = RawRequest {
+            op: Some(op.to_string()),
+            ..RawRequest::default()
+        };
+        Some(self.fill(&mut raw).map(|_| raw))
+    }
+
+    fn fill(&self, raw: &mut RawRequest) -> Result<(), RequestError> {
+        match self {
+            Command::AttachPort(a) | Command::DetachPort(a) => {
+                a.target.apply(raw, None);
+                a.meta.apply(raw);
+                set_ports(raw, &a.port);
+                raw.vlan = Some(Vlan::parse(&a.vlan)?);
+                raw.mode = a.mode.clone();
+            }
+            Command::UpdatePort(a) => {
+                a.target.apply(raw, None);
+                a.meta.apply(raw);
+                set_ports(raw, &a.port);
+                raw.mode = Some(a.mode.clone());
+                raw.native_vlan = vlan(&a.native_vlan)?;
+                raw.allowed_vlans = vlans(&a.allowed_vlans)?;
+                raw.default_vlan = vlan(&a.default_vlan)?;
+                raw.description = a.description.clone();
+                raw.mtu = a.mtu;
+            }
+            Command::ResetPort(a) => {
+                a.target.apply(raw, None);
+                a.meta.apply(raw);
+                set_ports(raw, &a.port);
+                raw.native_vlan = vlan(&a.native_vlan)?;
+                raw.allowed_vlans = vlans(&a.allowed_vlans)?;
+                raw.default_vlan = vlan(&a.default_vlan)?;
+            }
+            Command::AddNetwork(a) | Command::DeleteNetwork(a) => {
+                a.target.apply(raw, None);
+                a.meta.apply(raw);
+                raw.vlan = Some(Vlan::parse(&a.vlan)?);
+                raw.name = a.name.clone();
+            }
+            Command::UpdateLag(a) => {
+                a.target.apply(raw, None);
+                a.meta.apply(raw);
+                raw.lag = Some(a.lag.clone());
+                raw.members = Some(a.members.clone());
+                raw.aggregation_mode = a.aggregation_mode.clone();
+                raw.mode = a.mode.clone();
+                raw.native_vlan = vlan(&a.native_vlan)?;
+                raw.allowed_vlans = vlans(&a.allowed_vlans)?;
+                raw.default_vlan = vlan(&a.default_vlan)?;
+                raw.description = a.description.clone();
+            }
+            Command::DeleteLag(a) => {
+                a.target.apply(raw, None);
+                a.meta.apply(raw);
+                raw.lag = Some(a.lag.clone());
+                raw.members = (!a.members.is_empty()).then(|| a.members.clone());
+            }
+            Command::PlugPort(a) => {
+                a.target.apply(raw, None);
+                a.meta.apply(raw);
+                raw.port = Some(a.port.clone());
+                raw.bridge = a.bridge.clone();
+                raw.mac = a.mac.clone();
+                raw.vlan = vlan(&a.vlan)?;
+            }
+            Command::UnplugPort(a) => {
+                a.target.apply(raw, None);
+                a.meta.apply(raw);
+                raw.port = Some(a.port.clone());
+                raw.bridge = a.bridge.clone();
+            }
+            Command::GetSwitches => {}
+            Command::GetAllowedNetworkTypes(t) => t.apply(raw, None),
+            Command::IsLinkValid(a) => {
+                a.target.apply(raw, a.port.clone());
+                if raw.local_link_connection.is_none() {
+                    raw.port = a.port.clone();
+                }
+            }
+            Command::IsPortSupported(a) => {
+                a.target.apply(raw, None);
+                raw.vnic_type = a.vnic_type.clone();
+                raw.is_smartnic = a.is_smartnic.then_some(true);
+            }
+            Command::VerifyPort(a) => {
+                a.target.apply(raw, None);
+                raw.request_id = a.request_id.clone();
+                set_ports(raw, &a.port);
+                raw.mode = a.mode.clone();
+                raw.native_vlan = vlan(&a.native_vlan)?;
+                raw.allowed_vlans = vlans(&a.allowed_vlans)?;
+                raw.description = a.description.clone();
+                raw.mtu = a.mtu;
+            }
+            Command::Check(_)
+            | Command::Run(_)
+            | Command::ServeSsh(_)
+            | Command::ServeJsonrpc(_)
+            | Command::Completions(_) => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clap_definitions_are_consistent() {
+        command().debug_assert();
+    }
+
+    #[test]
+    fn flags_become_a_raw_request() {
+        let cli = Cli::try_parse_from([
+            "mercury",
+            "attach-port",
+            "--device",
+            "leaf-1",
+            "--port",
+            "Ethernet1/5",
+            "--vlan",
+            "120",
+            "--reason",
+            "CHG-1",
+        ])
+        .unwrap();
+        let raw = cli.command.to_raw().unwrap().unwrap();
+        assert_eq!(raw.op.as_deref(), Some("attach_port"));
+        assert_eq!(raw.port.as_deref(), Some("Ethernet1/5"));
+        assert_eq!(raw.vlan.map(Vlan::get), Some(120));
+    }
+
+    #[test]
+    fn bad_vlan_is_invalid_data_not_usage() {
+        let cli = Cli::try_parse_from([
+            "mercury",
+            "attach-port",
+            "--device",
+            "a",
+            "--port",
+            "E1",
+            "--vlan",
+            "4095",
+            "--reason",
+            "r",
+        ])
+        .unwrap();
+        assert!(cli.command.to_raw().unwrap().is_err());
+    }
+}

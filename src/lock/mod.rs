@@ -1,0 +1,301 @@
+//! Per-device lock files: at most `max_sessions` Mercury sessions per device on this host.
+//!
+//! Each slot is a file `<lock_dir>/<device>.lock` (slot 0) or `<device>.<n>.lock`, held with
+//! `flock(2)` (through `std::fs::File::try_lock`, the same call `fd-lock` makes), so a killed
+//! process never leaves a stale lock: the kernel drops it with the file descriptor. The
+//! holder writes its pid, request id, operation and start time into the file for diagnosis;
+//! a waiter that gives up reports them. Waiting is bounded (exit 75).
+//!
+//! With `[lock] backend = "etcd"` ([`etcd`]), a process first takes a slot here (which
+//! serialises the processes of this host and is what request coalescing waits on), then a
+//! slot of the same device in etcd, shared by every executor host.
+
+pub mod etcd;
+pub mod spool;
+
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+/// A lock failure.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// Every slot stayed busy until the timeout (exit 75).
+    #[error("device {device} is busy: lock not acquired within {:.1}s; held by {holders}", waited.as_secs_f64())]
+    Timeout {
+        /// The device.
+        device: String,
+        /// How long we waited.
+        waited: Duration,
+        /// Who holds the slots, from the lock files.
+        holders: String,
+    },
+    /// The lock directory or file could not be used (exit 78).
+    #[error("lock file {path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The lock service (etcd) could not be reached or failed (exit 75: retry).
+    #[error("lock service: {0}")]
+    Backend(String),
+    /// The lock service refused our credentials (exit 77).
+    #[error("lock service: {0}")]
+    Denied(String),
+    /// The lock service is misconfigured (credentials file) (exit 78).
+    #[error("lock service configuration: {0}")]
+    Config(String),
+}
+
+impl LockError {
+    /// The exit kind: a busy device is temporary (75), an unusable lock directory is
+    /// configuration (78).
+    pub fn kind(&self) -> crate::report::exit::ExitKind {
+        match self {
+            LockError::Timeout { .. } | LockError::Backend(_) => {
+                crate::report::exit::ExitKind::Temporary
+            }
+            LockError::Io { .. } | LockError::Config(_) => crate::report::exit::ExitKind::Config,
+            LockError::Denied(_) => crate::report::exit::ExitKind::NotPermitted,
+        }
+    }
+}
+
+/// What a holder writes into its lock file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Holder {
+    /// Process id.
+    pub pid: u32,
+    /// The request id.
+    pub request_id: String,
+    /// The operation.
+    pub op: String,
+    /// When the lock was taken (RFC 3339).
+    pub since: String,
+}
+
+impl Holder {
+    /// This process, starting `op` for `request_id` now.
+    pub fn now(request_id: &str, op: &str) -> Holder {
+        Holder {
+            pid: std::process::id(),
+            request_id: request_id.to_string(),
+            op: op.to_string(),
+            since: crate::util::timefmt::now_rfc3339(),
+        }
+    }
+}
+
+/// A held device lock; dropping it releases the slot.
+#[derive(Debug)]
+pub struct DeviceLock {
+    file: File,
+    /// Which slot.
+    pub slot: u32,
+    /// The lock file.
+    pub path: PathBuf,
+}
+
+impl Drop for DeviceLock {
+    fn drop(&mut self) {
+        // Clear the holder info; the flock itself goes with the descriptor.
+        let _ = self.file.set_len(0);
+    }
+}
+
+/// A device lock held through the configured backend: the host's slot, plus the etcd slot
+/// when `backend = "etcd"`. Dropping it releases both.
+#[derive(Debug)]
+pub struct Held {
+    /// This host's slot.
+    pub local: DeviceLock,
+    /// The cluster-wide slot (etcd backend).
+    pub remote: Option<etcd::RemoteLock>,
+}
+
+impl Held {
+    /// The cluster-wide slot may have been lost (lease expired): do not start more work.
+    pub fn lost(&self) -> bool {
+        self.remote.as_ref().is_some_and(etcd::RemoteLock::lost)
+    }
+}
+
+/// Completes a host slot with the backend's cluster-wide slot, waiting until `deadline`.
+pub fn complete(
+    settings: &crate::config::LockSettings,
+    local: DeviceLock,
+    device: &str,
+    slots: u32,
+    holder: &Holder,
+    deadline: Instant,
+) -> Result<Held, LockError> {
+    let remote = match settings {
+        crate::config::LockSettings::File => None,
+        crate::config::LockSettings::Etcd(e) => {
+            Some(etcd::acquire(e, device, slots, holder, deadline)?)
+        }
+    };
+    Ok(Held { local, remote })
+}
+
+/// The lock file of one slot.
+pub fn slot_path(dir: &Path, device: &str, slot: u32) -> PathBuf {
+    if slot == 0 {
+        dir.join(format!("{device}.lock"))
+    } else {
+        dir.join(format!("{device}.{slot}.lock"))
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LockError + '_ {
+    move |source| LockError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn ensure_dir(dir: &Path) -> Result<(), LockError> {
+    if !dir.exists() {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o750)
+            .create(dir)
+            .map_err(io(dir))?;
+    }
+    Ok(())
+}
+
+/// One pass over the slots of `device`: a free slot, or `None` when every slot is held.
+/// Never waits.
+pub fn try_acquire(
+    dir: &Path,
+    device: &str,
+    slots: u32,
+    holder: &Holder,
+) -> Result<Option<DeviceLock>, LockError> {
+    ensure_dir(dir)?;
+    for slot in 0..slots.max(1) {
+        let path = slot_path(dir, device, slot);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o640)
+            .open(&path)
+            .map_err(io(&path))?;
+        match file.try_lock() {
+            Ok(()) => {
+                let info = serde_json::to_string(holder).unwrap_or_default();
+                file.set_len(0).map_err(io(&path))?;
+                file.seek(SeekFrom::Start(0)).map_err(io(&path))?;
+                file.write_all(format!("{info}\n").as_bytes())
+                    .map_err(io(&path))?;
+                return Ok(Some(DeviceLock { file, slot, path }));
+            }
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(e)) => return Err(io(&path)(e)),
+        }
+    }
+    Ok(None)
+}
+
+/// Takes a free slot for `device`, waiting up to `timeout`. `device` must already be a
+/// validated simple name (it becomes a file name).
+pub fn acquire(
+    dir: &Path,
+    device: &str,
+    slots: u32,
+    timeout: Duration,
+    holder: &Holder,
+) -> Result<DeviceLock, LockError> {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(5);
+    loop {
+        if let Some(lock) = try_acquire(dir, device, slots, holder)? {
+            return Ok(lock);
+        }
+        let waited = started.elapsed();
+        if waited >= timeout {
+            return Err(LockError::Timeout {
+                device: device.to_string(),
+                waited,
+                holders: describe_holders(dir, device, slots),
+            });
+        }
+        // Polling is the only portable bounded wait on flock; back off up to 100 ms.
+        thread::sleep(pause.min(timeout - waited));
+        pause = (pause * 2).min(Duration::from_millis(100));
+    }
+}
+
+/// Reads the holder info of every slot, for a message.
+pub fn describe_holders(dir: &Path, device: &str, slots: u32) -> String {
+    let mut parts = Vec::new();
+    for slot in 0..slots.max(1) {
+        let mut text = String::new();
+        let ok = File::open(slot_path(dir, device, slot))
+            .and_then(|mut f| f.read_to_string(&mut text))
+            .is_ok();
+        match serde_json::from_str::<Holder>(text.trim()) {
+            Ok(h) if ok => parts.push(format!(
+                "pid {} (request {}, {} since {})",
+                h.pid, h.request_id, h.op, h.since
+            )),
+            _ => parts.push("an unknown holder".to_string()),
+        }
+    }
+    parts.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn holder(id: &str) -> Holder {
+        Holder {
+            pid: std::process::id(),
+            request_id: id.into(),
+            op: "attach_port".into(),
+            since: "2026-01-01T00:00:00Z".into(),
+        }
+    }
+
+    #[test]
+    fn slots_then_timeout_names_holders() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = acquire(dir.path(), "leaf", 2, Duration::from_secs(1), &holder("r1")).unwrap();
+        let b = acquire(dir.path(), "leaf", 2, Duration::from_secs(1), &holder("r2")).unwrap();
+        assert_ne!(a.slot, b.slot);
+        let e = acquire(
+            dir.path(),
+            "leaf",
+            2,
+            Duration::from_millis(100),
+            &holder("r3"),
+        )
+        .unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("request r1") && msg.contains("request r2"),
+            "{msg}"
+        );
+        drop(a);
+        let c = acquire(
+            dir.path(),
+            "leaf",
+            2,
+            Duration::from_millis(100),
+            &holder("r4"),
+        )
+        .unwrap();
+        assert_eq!(c.slot, 0);
+    }
+}

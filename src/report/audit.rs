@@ -1,0 +1,207 @@
+//! The audit log: one JSON line per event, appended (`O_APPEND`) to `audit_log`.
+//!
+//! For a request that may touch a device, a `started` record is written (and must succeed)
+//! before the device is contacted, and a `finished` record after, so a crash mid-change
+//! still leaves a trace. Requests refused before that (invalid, denied) and queries get a
+//! single `finished` record. Records answer who / what / when / why / how. Secrets never
+//! reach this module: it records the lines sent, which never contain them.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::util::timefmt;
+
+/// The audit log could not be written (exit 78: the request is refused, not run unaudited).
+#[derive(Debug, thiserror::Error)]
+#[error("audit log {path}: {source}")]
+pub struct AuditError {
+    /// The log.
+    pub path: PathBuf,
+    /// Why.
+    pub source: std::io::Error,
+}
+
+/// Who asked.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Who {
+    /// Forced-command caller (`serve-ssh --caller`).
+    pub caller: Option<String>,
+    /// SSH client address from `SSH_CONNECTION`.
+    pub ssh_client: Option<String>,
+    /// HTTP Basic user (`serve-jsonrpc`); absent for other intakes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_user: Option<String>,
+    /// HTTP client address (`serve-jsonrpc`); absent for other intakes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_client: Option<String>,
+    /// Unix user running Mercury.
+    pub unix_user: String,
+    /// Its uid.
+    pub uid: Option<u32>,
+    /// Process id.
+    pub pid: u32,
+}
+
+impl Who {
+    /// Identity of this process; `caller` comes from argv only.
+    pub fn current(caller: Option<String>, ssh_connection: Option<&str>) -> Who {
+        let uid = current_uid();
+        Who {
+            caller,
+            ssh_client: ssh_connection
+                .and_then(|c| c.split_whitespace().next())
+                .map(str::to_string),
+            http_user: None,
+            http_client: None,
+            unix_user: uid
+                .and_then(user_name)
+                .unwrap_or_else(|| uid.map(|u| u.to_string()).unwrap_or_default()),
+            uid,
+            pid: std::process::id(),
+        }
+    }
+}
+
+fn current_uid() -> Option<u32> {
+    let status = fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn user_name(uid: u32) -> Option<String> {
+    let passwd = fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|l| {
+        let mut f = l.split(':');
+        let name = f.next()?;
+        let _ = f.next();
+        (f.next()?.parse::<u32>().ok()? == uid).then(|| name.to_string())
+    })
+}
+
+/// One audit line.
+#[derive(Debug, Clone, Serialize)]
+pub struct Record<'a> {
+    /// When (RFC 3339, UTC).
+    pub ts: String,
+    /// `started` or `finished`.
+    pub event: &'static str,
+    /// Correlates the two records and the JSON result.
+    pub request_id: &'a str,
+    /// Who.
+    pub who: &'a Who,
+    /// What.
+    pub what: &'a serde_json::Value,
+    /// Why.
+    pub why: &'a serde_json::Value,
+    /// How (lines, outcome, exit code, duration); absent on `started`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub how: Option<serde_json::Value>,
+}
+
+/// An open audit log.
+pub struct AuditLog {
+    path: PathBuf,
+    file: File,
+}
+
+impl AuditLog {
+    /// Opens (creating, mode 0640, parent directory 0750) the log for appending.
+    pub fn open(path: &Path) -> Result<AuditLog, AuditError> {
+        let err = |source| AuditError {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(parent) = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty() && !p.exists())
+        {
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o750)
+                .create(parent)
+                .map_err(err)?;
+        }
+        let file = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o640)
+            .open(path)
+            .map_err(err)?;
+        Ok(AuditLog {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// Appends one record as one line, in one write.
+    pub fn write(&mut self, record: &Record) -> Result<(), AuditError> {
+        let mut line = serde_json::to_vec(record).map_err(|e| AuditError {
+            path: self.path.clone(),
+            source: std::io::Error::other(e),
+        })?;
+        line.push(b'\n');
+        self.file.write_all(&line).map_err(|source| AuditError {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
+/// A record stamped now.
+pub fn record<'a>(
+    event: &'static str,
+    request_id: &'a str,
+    who: &'a Who,
+    what: &'a serde_json::Value,
+    why: &'a serde_json::Value,
+    how: Option<serde_json::Value>,
+) -> Record<'a> {
+    Record {
+        ts: timefmt::now_rfc3339(),
+        event,
+        request_id,
+        who,
+        what,
+        why,
+        how,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appends_parseable_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/audit.log");
+        let who = Who::current(Some("c".into()), Some("192.0.2.9 5555 192.0.2.1 22"));
+        assert_eq!(who.ssh_client.as_deref(), Some("192.0.2.9"));
+        let what = serde_json::json!({"op": "attach_port"});
+        let why = serde_json::json!({"reason": "CHG-1"});
+        let mut log = AuditLog::open(&path).unwrap();
+        log.write(&record("started", "r1", &who, &what, &why, None))
+            .unwrap();
+        log.write(&record(
+            "finished",
+            "r1",
+            &who,
+            &what,
+            &why,
+            Some(serde_json::json!({"rc": 0})),
+        ))
+        .unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[1]["how"]["rc"], 0);
+        assert!(lines[0].get("how").is_none());
+    }
+}

@@ -1,0 +1,191 @@
+//! The JSON result: exactly one object on stdout per run, every key always present.
+//!
+//! Keys callers rely on (DESIGN §4): `ok`, `failed`, `changed`, `rc`, `msg`, `error_kind`,
+//! `op`, `device`, `platform`, `request_id`, `elapsed_ms`, `commands`, `warnings`. Mercury
+//! adds `dry_run`, `round_trips` and an operation's answer under `data`. `--format text`
+//! renders the same object for people.
+
+pub mod audit;
+pub mod error;
+pub mod exit;
+
+use serde::Serialize;
+
+use crate::report::exit::ExitKind;
+use crate::session::CommandRecord;
+
+/// One run's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Succeeded.
+    pub ok: bool,
+    /// Did not succeed (Ansible's key).
+    pub failed: bool,
+    /// The device configuration was changed.
+    pub changed: bool,
+    /// The exit code.
+    pub rc: u8,
+    /// What happened, in one sentence.
+    pub msg: String,
+    /// The error kind (`null` on success).
+    pub error_kind: Option<&'static str>,
+    /// The operation, when known.
+    pub op: Option<String>,
+    /// The device's config name, when resolved.
+    pub device: Option<String>,
+    /// The platform, when resolved.
+    pub platform: Option<String>,
+    /// Correlation id (the caller's, or generated).
+    pub request_id: String,
+    /// Wall time of the run.
+    pub elapsed_ms: u64,
+    /// Lines sent (or, with `--dry-run`, that would be sent).
+    pub commands: Vec<CommandRecord>,
+    /// Notes.
+    pub warnings: Vec<String>,
+    /// Planned only.
+    pub dry_run: bool,
+    /// Prompt waits / exec round trips.
+    pub round_trips: u32,
+    /// The operation's answer (queries), or `null`.
+    pub data: serde_json::Value,
+    /// With `--verify` / `verify_port`: Ansible's `diff` (a list of `before` / `after` pairs
+    /// with headers, one per port). Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<serde_json::Value>,
+}
+
+impl Report {
+    /// An empty successful report.
+    pub fn new(request_id: String) -> Report {
+        Report {
+            ok: true,
+            failed: false,
+            changed: false,
+            rc: 0,
+            msg: String::new(),
+            error_kind: None,
+            op: None,
+            device: None,
+            platform: None,
+            request_id,
+            elapsed_ms: 0,
+            commands: Vec::new(),
+            warnings: Vec::new(),
+            dry_run: false,
+            round_trips: 0,
+            data: serde_json::Value::Null,
+            diff: None,
+        }
+    }
+
+    /// Marks the report failed with `kind` and `msg`.
+    pub fn fail(&mut self, kind: ExitKind, msg: String) {
+        self.ok = kind == ExitKind::Ok;
+        self.failed = !self.ok;
+        self.rc = kind.code();
+        self.error_kind = kind.name();
+        self.msg = msg;
+        if self.failed {
+            self.changed = false;
+        }
+    }
+
+    /// The JSON text (one line).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| {
+            format!(r#"{{"ok":false,"failed":true,"changed":false,"rc":70,"msg":"cannot render result: {e}","error_kind":"internal","op":null,"device":null,"platform":null,"request_id":"","elapsed_ms":0,"commands":[],"warnings":[],"dry_run":false,"round_trips":0,"data":null}}"#)
+        })
+    }
+
+    /// A rendering for people.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let status = if self.ok {
+            if self.dry_run {
+                "planned"
+            } else if self.changed {
+                "changed"
+            } else {
+                "ok"
+            }
+        } else {
+            "FAILED"
+        };
+        let what = [self.op.as_deref(), self.device.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" on ");
+        let platform = self
+            .platform
+            .as_deref()
+            .map(|p| format!(" ({p})"))
+            .unwrap_or_default();
+        out.push_str(&format!("{status}: {what}{platform} [rc {}", self.rc));
+        if let Some(k) = self.error_kind {
+            out.push_str(&format!(", {k}"));
+        }
+        out.push_str(&format!(
+            ", {} ms, request {}]\n",
+            self.elapsed_ms, self.request_id
+        ));
+        if !self.msg.is_empty() {
+            out.push_str(&format!("  {}\n", self.msg));
+        }
+        for c in &self.commands {
+            out.push_str(&format!("  > {}\n", c.input));
+            for l in c.output.lines().filter(|l| !l.trim().is_empty()) {
+                out.push_str(&format!("    {l}\n"));
+            }
+        }
+        for w in &self.warnings {
+            out.push_str(&format!("  warning: {w}\n"));
+        }
+        if !self.data.is_null() {
+            let pretty = serde_json::to_string_pretty(&self.data).unwrap_or_default();
+            for l in pretty.lines() {
+                out.push_str(&format!("  {l}\n"));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_contract_key_is_present_even_when_empty() {
+        let r = Report::new("r1".into());
+        let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        for k in [
+            "ok",
+            "failed",
+            "changed",
+            "rc",
+            "msg",
+            "error_kind",
+            "op",
+            "device",
+            "platform",
+            "request_id",
+            "elapsed_ms",
+            "commands",
+            "warnings",
+        ] {
+            assert!(v.get(k).is_some(), "missing {k}");
+        }
+    }
+
+    #[test]
+    fn fail_sets_kind_and_code() {
+        let mut r = Report::new("r1".into());
+        r.changed = true;
+        r.fail(ExitKind::Temporary, "busy".into());
+        assert!(!r.ok && r.failed && !r.changed);
+        assert_eq!((r.rc, r.error_kind), (75, Some("temporary")));
+        assert!(r.to_text().starts_with("FAILED"));
+    }
+}
