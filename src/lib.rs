@@ -23,4 +23,5 @@ pub mod transport;
 pub mod util;
 pub mod verify;
 
-pub use run::{run, Outcome};
+pub use intake::dispatch;
+pub use report::Outcome;

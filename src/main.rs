@@ -1,4 +1,4 @@
-//! The `mercury` binary: parse argv, run, print one result, exit with its code.
+//! The `mercury` binary: parse argv, dispatch, print one result, exit with its code.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -9,7 +9,7 @@ fn main() -> ExitCode {
     let outcome = match mercury::intake::cli::Cli::try_parse() {
         Ok(cli) => {
             init_logging(cli.verbose);
-            mercury::run::guarded(move || mercury::run(cli))
+            mercury::run::guarded(move || mercury::dispatch(cli))
         }
         Err(e) => match e.kind() {
             clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
@@ -25,7 +25,7 @@ fn main() -> ExitCode {
                     .lines()
                     .find(|l| !l.trim().is_empty())
                     .unwrap_or("usage error");
-                mercury::run::usage_error(first, None)
+                mercury::intake::usage_error(first)
             }
         },
     };

@@ -60,11 +60,10 @@ impl Scope<'_> {
     }
 }
 
-/// Checks a mutating or port-naming request against the device (and caller) policy.
+/// Checks a mutating or port-naming request against the device (and caller) policy. The
+/// caller's right to the device itself is [`Scope::allows_device`], decided once when the
+/// device is resolved.
 pub fn check(req: &Request, device: &Device, scope: Option<&Scope>) -> Result<(), Denied> {
-    if let Some(s) = scope {
-        s.allows_device(device)?;
-    }
     for port in req.port_names() {
         check_port(device, &port)?;
     }

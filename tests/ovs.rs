@@ -559,8 +559,8 @@ fn a_representor_ovs_cannot_open_is_a_warning_unless_the_catalog_says_failure() 
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/plugins.toml")).unwrap();
     let section = &builtin[builtin.find("[platforms.ovs]\n").unwrap()..];
     let strict = section.replacen(
-        "kind = \"exec\"\n",
-        "kind = \"exec\"\nfailures = ['Error detected while setting up']\n",
+        "kind = \"ovsdb\"\n",
+        "kind = \"ovsdb\"\nfailures = ['Error detected while setting up']\n",
         1,
     );
     std::fs::create_dir_all(lab.path("plugins.d")).unwrap();

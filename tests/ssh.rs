@@ -733,7 +733,7 @@ impl mercury::transport::Shell for OneByte {
 #[test]
 fn real_pty_bytes_read_one_at_a_time_match_the_dry_run_script() {
     require_sshd!();
-    use mercury::catalog::{Catalog, Kind};
+    use mercury::catalog::{Catalog, Channel};
     use mercury::session::plan::{Line, Plan};
     use mercury::session::{self, Settings};
     use mercury::transport::Connection;
@@ -743,8 +743,10 @@ fn real_pty_bytes_read_one_at_a_time_match_the_dry_run_script() {
     let catalog = Catalog::builtin().unwrap();
     let platform = catalog.get("cisco_ios").unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
+    let device = &config.devices["leaf"];
+    let secrets = mercury::config::Secrets::read(device).unwrap();
     let Connection::Shell(shell) =
-        mercury::transport::open(&config.devices["leaf"], Kind::Cli, deadline).unwrap()
+        mercury::transport::open(device, &secrets, Channel::Shell, deadline).unwrap()
     else {
         panic!("a CLI platform gets a shell");
     };
@@ -782,10 +784,7 @@ fn real_pty_bytes_read_one_at_a_time_match_the_dry_run_script() {
         .iter()
         .map(|c| c.input.clone())
         .collect();
-    let scripted: Vec<String> = session::script(platform, &plan, true)
-        .into_iter()
-        .map(|(_, l)| l)
-        .collect();
+    let scripted = session::dry_lines(platform, &plan, &settings);
     assert_eq!(sent, scripted);
     // No echo or prompt leaks into a command's output.
     for c in &transcript.commands {

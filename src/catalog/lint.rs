@@ -1,5 +1,6 @@
 //! The catalog lint: a catalog that parses is not yet one that works. Every mode reachable,
-//! every template variable known, every operation templated or declared unsupported, sample
+//! every template variable known, every operation templated (or a driver action) or declared
+//! unsupported, sample
 //! prompts matching their own mode only, the `[verify]` table complete.
 
 use std::collections::BTreeMap;
@@ -60,8 +61,27 @@ fn lint_platform(p: &Platform) -> Vec<String> {
             out.push(format!("unsupported.{action}: unknown action"));
         }
     }
+    for action in &p.actions {
+        if !ACTIONS.iter().any(|(a, _)| a == action) {
+            out.push(format!("actions.{action}: unknown action"));
+        }
+        if p.unsupported.contains_key(action) {
+            out.push(format!("{action}: both an action and declared unsupported"));
+        }
+    }
+    match p.kind {
+        Kind::Ovsdb if !p.templates.is_empty() => out.push(
+            "kind ovsdb: the driver writes its transactions; templates are not used (list actions)"
+                .into(),
+        ),
+        Kind::Cli | Kind::Exec if !p.actions.is_empty() => out.push(
+            "actions: only kind ovsdb lists actions; templates say how other kinds type them"
+                .into(),
+        ),
+        _ => {}
+    }
     for action in REQUIRED_ACTIONS {
-        if !p.templates.contains_key(*action) && !p.unsupported.contains_key(*action) {
+        if !p.supports(action) && !p.unsupported.contains_key(*action) {
             out.push(format!(
                 "{action}: neither templated nor declared unsupported"
             ));
@@ -140,7 +160,7 @@ fn lint_platform(p: &Platform) -> Vec<String> {
     out.extend(lint_verify(p));
 
     match p.kind {
-        Kind::Exec => {
+        Kind::Exec | Kind::Ovsdb => {
             if !p.modes.is_empty() {
                 out.push("exec platforms have no modes".into());
             }
@@ -177,10 +197,10 @@ fn lint_verify(p: &Platform) -> Vec<String> {
             VERIFY_PARSERS.join(", ")
         ));
     }
-    // The ovs platform reads OVSDB itself; everyone else needs show lines.
+    // The ovsdb driver reads OVSDB itself; everyone else needs show lines.
     let ovsdb = spec.parser == "ovsdb";
-    if ovsdb != (p.name == "ovs") {
-        out.push("verify.parser ovsdb is the ovs platform's own OVSDB read".into());
+    if ovsdb != (p.kind == Kind::Ovsdb) {
+        out.push("verify.parser ovsdb is the ovsdb driver's own OVSDB read (kind ovsdb)".into());
     }
     if spec.show.is_empty() && !ovsdb {
         out.push("verify: no show lines (declare verify.unsupported with a reason instead)".into());

@@ -65,6 +65,32 @@ pub enum CatalogError {
     },
 }
 
+/// A request the platform cannot carry out (exit 65): an action it has no template for, a
+/// value its templates cannot take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unsupported(pub String);
+
+/// What a session talks over: an interactive shell (prompts, modes) or one command per
+/// exec channel (exit status). The transport opens one of these; the session drives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    /// An interactive byte stream (PTY shell, a child's stdin/stdout).
+    Shell,
+    /// One command per call.
+    Exec,
+}
+
+impl Kind {
+    /// The channel a session of this kind talks over.
+    pub fn channel(self) -> Channel {
+        match self {
+            Kind::Cli => Channel::Shell,
+            Kind::Exec | Kind::Ovsdb => Channel::Exec,
+        }
+    }
+}
+
 /// How the platform is driven.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -73,6 +99,10 @@ pub enum Kind {
     Cli,
     /// One command per exec channel, judged by exit status (and failure indicators).
     Exec,
+    /// Open vSwitch: OVSDB read, then one `ovs-vsctl` transaction per request over an exec
+    /// channel (the `ovsdb` driver); the platform lists the `actions` it carries out
+    /// instead of templates.
+    Ovsdb,
 }
 
 /// Every template action the driver knows, with the variables each may use. Wherever
@@ -241,6 +271,8 @@ pub struct Platform {
     pub vlan_list: VlanListStyle,
     /// Action → lines.
     pub templates: BTreeMap<String, Vec<Template>>,
+    /// Actions a driver carries out without templates (`kind = "ovsdb"`).
+    pub actions: BTreeSet<String>,
     /// Action → why it is not supported.
     pub unsupported: BTreeMap<String, String>,
     /// Mode → prompts a real device shows in it (for the lint).
@@ -275,10 +307,10 @@ pub struct Platform {
 /// (`src/verify/`). `ovsdb` is the `ovs` platform's own OVSDB read (`src/ovs.rs`).
 pub const VERIFY_PARSERS: &[&str] = &[
     "ios",
-    "junos",
+    "junos_set",
     "vrp",
     "nvue",
-    "sonic",
+    "sonic_tables",
     "srl",
     "ovs_vsctl",
     "ovsdb",
@@ -364,15 +396,28 @@ impl Platform {
         if let Some(t) = self.templates.get(action) {
             return Ok(t);
         }
-        Err(match self.unsupported.get(action) {
-            Some(why) => format!("{action} is not supported on {}: {why}", self.name),
-            None => format!("{action} is not supported on {}", self.name),
-        })
+        Err(self.why_not(action))
     }
 
-    /// Whether the platform has a template for `action`.
+    /// Whether the platform carries out `action` (a template, or a driver action).
     pub fn supports(&self, action: &str) -> bool {
-        self.templates.contains_key(action)
+        self.templates.contains_key(action) || self.actions.contains(action)
+    }
+
+    /// `Ok` when the platform carries out `action`, else why not (exit 65).
+    pub fn require(&self, action: &str) -> Result<(), Unsupported> {
+        if self.supports(action) {
+            Ok(())
+        } else {
+            Err(Unsupported(self.why_not(action)))
+        }
+    }
+
+    fn why_not(&self, action: &str) -> String {
+        match self.unsupported.get(action) {
+            Some(why) => format!("{action} is not supported on {}: {why}", self.name),
+            None => format!("{action} is not supported on {}", self.name),
+        }
     }
 
     /// Lines that take the session from mode `from` to mode `to`, with the mode reached

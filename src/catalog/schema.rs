@@ -58,6 +58,8 @@ pub(super) struct RawPlatform {
     #[serde(default)]
     templates: BTreeMap<String, Vec<String>>,
     #[serde(default)]
+    actions: BTreeSet<String>,
+    #[serde(default)]
     unsupported: BTreeMap<String, String>,
     #[serde(default)]
     samples: BTreeMap<String, Vec<String>>,
@@ -208,6 +210,7 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
         close: r.close.clone(),
         vlan_list: r.vlan_list.clone(),
         templates,
+        actions: r.actions.clone(),
         unsupported: r.unsupported.clone(),
         samples: r.samples.clone(),
         own_context: r.own_context.clone(),

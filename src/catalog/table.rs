@@ -54,6 +54,7 @@ impl Catalog {
             let kind = match p.kind {
                 Kind::Cli => "cli",
                 Kind::Exec => "exec",
+                Kind::Ovsdb => "ovsdb",
             };
             out.push_str(&format!("| `{}` | `netmiko_{}` | {kind} |", p.name, p.name));
             for (heading, actions) in TABLE_COLUMNS {

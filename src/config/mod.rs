@@ -18,7 +18,7 @@ mod lock;
 
 use device::{build_device, check_unique_names};
 pub use device::{check_host_key, Device, TransportKind, TRUST_ON_FIRST_USE};
-pub use files::{check_config_mode, check_secret_mode};
+pub use files::{check_config_mode, check_secret_mode, read_secret, Secrets};
 pub use jump::JumpHost;
 use lock::{build_lock, RawCoalesce, RawLock};
 pub use lock::{CoalesceSettings, EtcdEndpoint, EtcdSettings, LockSettings};

@@ -1,15 +1,113 @@
-//! Drivers: turn a validated request into what a session sends, for one platform.
+//! Drivers: turn a validated request into what a session sends, for one platform, and run
+//! it in the session.
 //!
-//! Two kinds, chosen by the catalog's `kind`: `templates` renders the catalog's per-action
-//! templates in the composition rules' order (CLI and exec platforms); `ovsdb` reads OVSDB
-//! and writes one `ovs-vsctl` transaction (the `ovs` platform).
+//! Two kinds, chosen by the catalog's `kind` (never by a platform's name):
+//! - [`templates`] (`kind = "cli"` / `"exec"`): renders the catalog's per-action templates in
+//!   the composition rules' order, and with `--verify` reads the ports through the
+//!   platform's show lines before and after;
+//! - [`ovsdb`] (`kind = "ovsdb"`): reads OVSDB, plans against what it read, writes one
+//!   `ovs-vsctl` transaction.
+//!
+//! Preparing ([`Driver::prepare`]) checks everything without device contact; applying
+//! ([`Prepared::apply`]) runs in a [`Session`] — a real one, or a dry one that records
+//! what would be sent (`--dry-run` runs the same code). Drivers decide what is sent and what
+//! the device's answers mean for the result; they never lock, audit or pick exit codes.
 
 pub mod ovsdb;
+pub mod readback;
 pub mod templates;
 
 pub use templates::{plan, show_lines};
 
-/// A request the platform cannot carry out (exit 65).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct Unsupported(pub String);
+use std::time::Instant;
+
+use serde_json::Value;
+
+pub use crate::catalog::Unsupported;
+use crate::catalog::{Kind, Platform};
+use crate::config::Device;
+use crate::request::Request;
+use crate::session::{Session, SessionError, Transcript};
+
+/// The OVS bridge a port is plugged into when neither the request nor the device names
+/// one (the integration bridge).
+pub const DEFAULT_BRIDGE: &str = "br-int";
+
+/// A way of driving a platform.
+pub trait Driver: Sync {
+    /// Checks `req` against the platform and the device and prepares it. Nothing is sent;
+    /// every value that will reach the device is validated here or was by the request layer.
+    fn prepare<'p>(
+        &self,
+        req: &Request,
+        device: &'p Device,
+        platform: &'p Platform,
+    ) -> Result<Box<dyn Prepared + 'p>, Unsupported>;
+}
+
+/// The driver the catalog's `kind` selects for `platform`.
+pub fn for_platform(platform: &Platform) -> &'static dyn Driver {
+    match platform.kind {
+        Kind::Cli | Kind::Exec => &templates::Templates,
+        Kind::Ovsdb => &ovsdb::Ovsdb,
+    }
+}
+
+/// A request ready to run in a session.
+pub trait Prepared {
+    /// Notes for the caller from preparing (a description sanitised, a device setting
+    /// without effect on this platform).
+    fn warnings(&self) -> Vec<String>;
+
+    /// Runs in an open session: reads what it needs, sends the change (nothing when the
+    /// device already is as requested), reads back when verifying. In a dry session it
+    /// records what it would send to a device whose ports need the change.
+    fn apply(&self, session: &mut Session, deadline: Instant) -> Applied;
+
+    /// Whether the request changes the device (false for `verify_port`): a read-only
+    /// request is never coalesced and never saves.
+    fn mutates(&self) -> bool {
+        true
+    }
+}
+
+/// What [`Prepared::apply`] did: the lines sent (also on failure) and the outcome.
+#[derive(Debug)]
+pub struct Applied {
+    /// Every line sent, with its output.
+    pub transcript: Transcript,
+    /// How it ended.
+    pub result: Result<Done, SessionError>,
+}
+
+/// A request that ran to the end.
+#[derive(Debug, Clone, Default)]
+pub struct Done {
+    /// The device's configuration was changed.
+    pub changed: bool,
+    /// How the result's message reads.
+    pub summary: Summary,
+    /// The operation's answer for the result's `data` (`Null`: none).
+    pub data: Value,
+    /// Ansible's `diff` (per-port before / after), when the ports were read.
+    pub diff: Option<Value>,
+    /// Notes for the caller.
+    pub warnings: Vec<String>,
+    /// Read back, a port is not in the requested state (the device accepted the change but
+    /// does not show it, or `verify_port` found drift): the request fails with exit 1.
+    pub drift: Option<String>,
+}
+
+/// The sentence a result's `msg` starts with.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Summary {
+    /// The lines were applied (`run` says how many, and in how many round trips).
+    #[default]
+    Applied,
+    /// Applied and read back as requested (`changed`: the ports read back differently).
+    Verified,
+    /// Read first: already in the requested state, nothing sent.
+    Skipped,
+    /// The driver's own sentence.
+    Said(String),
+}

@@ -1,4 +1,6 @@
-//! The driver: turns a validated request into the ordered lines for one platform.
+//! The `templates` driver (`kind = "cli"` / `"exec"`): turns a validated request into the
+//! ordered lines for one platform from the catalog's templates, and with `--verify` reads
+//! the ports back through the platform's show lines.
 //!
 //! The composition rules live here, once, for every platform: remove the idle VLAN before
 //! plugging and restore it after unplugging, shut/enable unused ports when configured, trunk
@@ -8,13 +10,16 @@
 //! action is typed. Session concerns (modes, commit, save) are not here: see `session`.
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
-use super::Unsupported;
+use super::{readback, Applied, Done, Driver, Prepared, Unsupported};
 use crate::catalog::{Kind, Platform, Template, PORT_ACTIONS};
 use crate::config::Device;
 use crate::request::vlan::{Vlan, VlanSet};
 use crate::request::{Aggregation, LagSpec, Op, PortChange, PortMode, Request};
 use crate::session::plan::{Line, Plan};
+use crate::session::{Session, SessionError, Transcript};
+use crate::verify::{self, Check, PortReport, PortState};
 
 /// Template variables for one action.
 type Vars = BTreeMap<&'static str, String>;
@@ -42,10 +47,6 @@ impl Block {
 
 /// Builds the plan for a mutating request.
 pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan, Unsupported> {
-    if crate::driver::ovsdb::handles(platform) {
-        // One ovs-vsctl transaction per request: see `ovs`.
-        return crate::driver::ovsdb::prepare(req, device, platform).map(|p| p.dry_plan());
-    }
     let mut first: Vec<Block> = Vec::new();
     let mut ports: Vec<Block> = Vec::new();
     let mut last: Vec<Block> = Vec::new();
@@ -130,7 +131,7 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
                 .bridge
                 .clone()
                 .or_else(|| device.bridge.clone())
-                .unwrap_or_else(|| crate::driver::ovsdb::DEFAULT_BRIDGE.into());
+                .unwrap_or_else(|| super::DEFAULT_BRIDGE.into());
             let mut v = Vars::from([("port", c.port.clone()), ("bridge", bridge)]);
             if req.op == Op::PlugPort {
                 v.insert("vif_id", p.vif_id.clone().unwrap_or_default());
@@ -523,7 +524,7 @@ fn render_line(platform: &Platform, t: &Template, vars: &Vars) -> Result<Line, U
     match platform.kind {
         // An empty optional value (a LAG mode keyword) leaves no trailing blank.
         Kind::Cli => Ok(Line::cli(text.trim_end())),
-        Kind::Exec => {
+        Kind::Exec | Kind::Ovsdb => {
             // Tokenise the template, not the rendered text: a value with a space stays one
             // argument, and no value can add an argument or reach a shell unquoted.
             let argv: Vec<String> = t
@@ -550,6 +551,211 @@ pub fn show_lines(
         .iter()
         .map(|t| render_line(platform, t, &vars))
         .collect()
+}
+
+/// The `templates` driver kind (`kind = "cli"` / `"exec"`).
+pub struct Templates;
+
+impl Driver for Templates {
+    fn prepare<'p>(
+        &self,
+        req: &Request,
+        device: &'p Device,
+        platform: &'p Platform,
+    ) -> Result<Box<dyn Prepared + 'p>, Unsupported> {
+        // Reading back is refused up front where the platform cannot (never "verified"
+        // silently), as is a port whose show lines cannot be rendered.
+        let checks = if req.verify || req.op == Op::VerifyPort {
+            let spec = platform.verify.spec(&platform.name).map_err(Unsupported)?;
+            let checks = verify::checks(req, device, platform)?;
+            for c in &checks {
+                show_lines(platform, spec, &c.port)?;
+            }
+            Some(checks)
+        } else {
+            None
+        };
+        let plan = if req.op == Op::VerifyPort {
+            Plan::default()
+        } else {
+            plan(req, device, platform)?
+        };
+        Ok(Box::new(TemplatePlan {
+            platform,
+            device: &device.name,
+            op: req.op,
+            plan,
+            checks,
+        }))
+    }
+}
+
+/// A request rendered into lines, with the ports to read back when verifying.
+struct TemplatePlan<'p> {
+    platform: &'p Platform,
+    device: &'p str,
+    op: Op,
+    plan: Plan,
+    /// `--verify` / `verify_port`: the ports to read and what is expected of them.
+    checks: Option<Vec<Check>>,
+}
+
+impl Prepared for TemplatePlan<'_> {
+    fn warnings(&self) -> Vec<String> {
+        self.plan.warnings.clone()
+    }
+
+    fn mutates(&self) -> bool {
+        self.op != Op::VerifyPort
+    }
+
+    fn apply(&self, session: &mut Session, deadline: Instant) -> Applied {
+        let mut transcript = Transcript::default();
+        let result = match &self.checks {
+            None => {
+                let applied = session.apply(&self.plan, deadline);
+                transcript.append(applied.transcript);
+                applied.result.map(|()| Done {
+                    changed: !self.plan.lines.is_empty(),
+                    ..Done::default()
+                })
+            }
+            Some(checks) if self.op == Op::VerifyPort => {
+                read_states(session, self.platform, checks, deadline, &mut transcript).map(
+                    |states| match states {
+                        Some(s) => readback::verify_port(self.device, checks, s),
+                        None => Done::default(),
+                    },
+                )
+            }
+            Some(checks) => self.verified_apply(session, checks, deadline, &mut transcript),
+        };
+        Applied { transcript, result }
+    }
+}
+
+impl TemplatePlan<'_> {
+    /// `--verify`: read the ports, send nothing when they already are as requested, else
+    /// apply the plan and read them again.
+    fn verified_apply(
+        &self,
+        session: &mut Session,
+        checks: &[Check],
+        deadline: Instant,
+        transcript: &mut Transcript,
+    ) -> Result<Done, SessionError> {
+        let before = read_states(session, self.platform, checks, deadline, transcript)?;
+        let already = before.as_ref().is_some_and(|before| {
+            checks
+                .iter()
+                .zip(before)
+                .all(|(c, s)| !c.expect.is_empty() && c.expect.check(s).holds())
+        });
+        if let (true, Some(before)) = (already, &before) {
+            let reports = checks
+                .iter()
+                .zip(before)
+                .map(|(c, s)| PortReport {
+                    port: c.port.clone(),
+                    before: Some(s.clone()),
+                    after: Some(s.clone()),
+                    changed: false,
+                    drift: Vec::new(),
+                    unverified: Vec::new(),
+                })
+                .collect();
+            return Ok(readback::verified(
+                self.op.name(),
+                self.device,
+                reports,
+                true,
+            ));
+        }
+        let applied = session.apply(&self.plan, deadline);
+        transcript.append(applied.transcript);
+        applied.result?;
+        let after = read_states(session, self.platform, checks, deadline, transcript)?;
+        let (Some(before), Some(after)) = (before, after) else {
+            // A dry run reads nothing: there is nothing to compare.
+            return Ok(Done::default());
+        };
+        let reports = checks
+            .iter()
+            .zip(before)
+            .zip(after)
+            .map(|((c, b), a)| {
+                let verdict = c.expect.check(&a);
+                PortReport {
+                    port: c.port.clone(),
+                    changed: b != a,
+                    before: Some(b),
+                    after: Some(a),
+                    drift: verdict.drift,
+                    unverified: verdict.unverified,
+                }
+            })
+            .collect();
+        Ok(readback::verified(
+            self.op.name(),
+            self.device,
+            reports,
+            false,
+        ))
+    }
+}
+
+/// Reads each checked port: its show lines, then the platform's parser. `None` from a dry
+/// session, which answers no read.
+fn read_states(
+    session: &mut Session,
+    platform: &Platform,
+    checks: &[Check],
+    deadline: Instant,
+    transcript: &mut Transcript,
+) -> Result<Option<Vec<PortState>>, SessionError> {
+    let spec =
+        platform
+            .verify
+            .spec(&platform.name)
+            .map_err(|message| SessionError::Unparsable {
+                line: String::new(),
+                message,
+            })?;
+    let mut states = Vec::new();
+    for c in checks {
+        let lines = show_lines(platform, spec, &c.port).map_err(|e| SessionError::Unparsable {
+            line: c.port.clone(),
+            message: e.0,
+        })?;
+        let (segment, outputs) = session.read(&lines, spec.mode.as_deref(), deadline);
+        transcript.append(segment.transcript);
+        match segment.result {
+            Err(SessionError::Rejected { .. }) if c.may_be_absent => {
+                states.push(PortState::absent());
+                continue;
+            }
+            Err(e) => return Err(e),
+            Ok(()) => {}
+        }
+        if session.is_dry() {
+            continue;
+        }
+        match verify::parse(platform, spec, &c.port, &outputs) {
+            Ok(s) => states.push(s),
+            Err(_) if c.may_be_absent => states.push(PortState::absent()),
+            Err(message) => {
+                return Err(SessionError::Unparsable {
+                    line: lines
+                        .iter()
+                        .map(|l| l.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                    message,
+                })
+            }
+        }
+    }
+    Ok((!session.is_dry()).then_some(states))
 }
 
 #[cfg(test)]

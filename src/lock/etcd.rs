@@ -207,8 +207,8 @@ impl Client {
             token: None,
         };
         if let Some(path) = &settings.credentials_file {
-            let text = crate::config::Device::read_secret(path)
-                .map_err(|e| LockError::Config(e.to_string()))?;
+            let text =
+                crate::config::read_secret(path).map_err(|e| LockError::Config(e.to_string()))?;
             let (name, password) = text.split_once(':').ok_or_else(|| {
                 LockError::Config(format!(
                     "{}: expected one line user:password",

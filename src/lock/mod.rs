@@ -54,20 +54,6 @@ pub enum LockError {
     Config(String),
 }
 
-impl LockError {
-    /// The exit kind: a busy device is temporary (75), an unusable lock directory is
-    /// configuration (78).
-    pub fn kind(&self) -> crate::report::exit::ExitKind {
-        match self {
-            LockError::Timeout { .. } | LockError::Backend(_) => {
-                crate::report::exit::ExitKind::Temporary
-            }
-            LockError::Io { .. } | LockError::Config(_) => crate::report::exit::ExitKind::Config,
-            LockError::Denied(_) => crate::report::exit::ExitKind::NotPermitted,
-        }
-    }
-}
-
 /// What a holder writes into its lock file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Holder {
@@ -88,7 +74,7 @@ impl Holder {
             pid: std::process::id(),
             request_id: request_id.to_string(),
             op: op.to_string(),
-            since: crate::util::timefmt::now_rfc3339(),
+            since: crate::util::now_rfc3339(),
         }
     }
 }

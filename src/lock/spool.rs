@@ -1,10 +1,11 @@
 //! Request coalescing: a per-device spool next to the lock files, through which processes
-//! that find the device locked hand their *validated, planned* request to the lock holder,
-//! which applies it in its own session and hands back the result.
+//! that find the device locked hand their *validated* request to the lock holder, which
+//! prepares it with the same driver (validating it again) and applies it in its own session,
+//! and hands back the result.
 //!
 //! This module owns the spool's files and the claim protocol; it never talks to a device
-//! and never decides policy (entries hold plans that the submitting process already
-//! validated and checked). Files, in `<lock_dir>/<device>.spool/` (mode 0700), one stem
+//! and never decides policy (entries hold requests that the submitting process already
+//! validated and checked against policy). Files, in `<lock_dir>/<device>.spool/` (mode 0700), one stem
 //! per request, `<submitted ns>-<pid>-<process start>-<random>`, so names sort oldest
 //! first:
 //!
@@ -30,8 +31,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::exit::ExitKind;
-use crate::session::plan::{Line, Plan};
+use crate::request::RawRequest;
 use crate::session::CommandRecord;
 
 /// Largest spool file read (a plan of a few hundred lines, or an answer with output).
@@ -57,22 +57,11 @@ pub enum SpoolError {
     /// The holder applied the request and it failed: the holder's verdict, relayed.
     #[error("{message}")]
     Relayed {
-        /// The exit kind the holder determined.
-        kind: ExitKind,
+        /// The exit code the holder determined.
+        rc: u8,
         /// Its message.
         message: String,
     },
-}
-
-impl SpoolError {
-    /// The exit kind.
-    pub fn kind(&self) -> ExitKind {
-        match self {
-            SpoolError::Io { .. } => ExitKind::Config,
-            SpoolError::Abandoned(_) => ExitKind::Temporary,
-            SpoolError::Relayed { kind, .. } => *kind,
-        }
-    }
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SpoolError + '_ {
@@ -82,17 +71,8 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SpoolError + '_ {
     }
 }
 
-/// One line of a spooled plan.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct SpooledLine {
-    /// The line as sent to a CLI (or shown for exec).
-    pub text: String,
-    /// Exec platforms: the argument vector.
-    pub argv: Option<Vec<String>>,
-}
-
 /// A waiting request: everything a holder needs to apply it, nothing it must decide.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Entry {
     /// The waiter's request id.
     pub request_id: String,
@@ -103,54 +83,29 @@ pub struct Entry {
     /// The holder only applies entries whose key equals its own: same binary version,
     /// config file, device settings and platform.
     pub compat: String,
-    /// The plan's lines, in order.
-    pub lines: Vec<SpooledLine>,
+    /// The request, as the waiter received it, its device resolved.
+    pub request: RawRequest,
     /// When it was spooled (RFC 3339).
     pub submitted: String,
 }
 
 impl Entry {
-    /// An entry for `plan`.
-    pub fn new(request_id: &str, op: &str, compat: &str, plan: &Plan) -> Entry {
+    /// An entry for `request`.
+    pub fn new(request_id: &str, op: &str, compat: &str, request: &RawRequest) -> Entry {
         Entry {
             request_id: request_id.to_string(),
             op: op.to_string(),
             pid: std::process::id(),
             compat: compat.to_string(),
-            lines: plan
-                .lines
-                .iter()
-                .map(|l| SpooledLine {
-                    text: l.text.clone(),
-                    argv: l.argv.clone(),
-                })
-                .collect(),
-            submitted: crate::util::timefmt::now_rfc3339(),
+            request: request.clone(),
+            submitted: crate::util::now_rfc3339(),
         }
     }
 
-    /// The plan to apply.
-    pub fn plan(&self) -> Plan {
-        Plan {
-            lines: self
-                .lines
-                .iter()
-                .map(|l| Line {
-                    text: l.text.clone(),
-                    argv: l.argv.clone(),
-                })
-                .collect(),
-            warnings: Vec::new(),
-        }
-    }
-
-    /// Lines reach a device verbatim: refuse anything a validated plan cannot contain.
+    /// The request itself is validated again by the holder; its id names files and
+    /// reaches the holder's result.
     fn well_formed(&self) -> bool {
-        let clean = |s: &str| !s.chars().any(char::is_control);
-        self.lines
-            .iter()
-            .all(|l| clean(&l.text) && l.argv.iter().flatten().all(|a| clean(a)))
-            && crate::request::validate::identifier("request_id", &self.request_id).is_ok()
+        crate::request::validate::identifier("request_id", &self.request_id).is_ok()
     }
 }
 
@@ -180,16 +135,6 @@ pub struct Answer {
     pub round_trips: u32,
     /// Who applied it.
     pub holder: HolderRef,
-}
-
-impl Answer {
-    /// The exit kind of `rc` (unknown codes are internal errors).
-    pub fn kind(&self) -> ExitKind {
-        ExitKind::ALL
-            .into_iter()
-            .find(|k| k.code() == self.rc)
-            .unwrap_or(ExitKind::Internal)
-    }
 }
 
 /// The spool of one device.
@@ -673,8 +618,11 @@ impl Claim {
 mod tests {
     use super::*;
 
-    fn plan(lines: &[&str]) -> Plan {
-        Plan::cli(lines)
+    fn request(port: &str) -> RawRequest {
+        RawRequest::from_json(&format!(
+            r#"{{"op":"attach_port","device":"leaf","port":"{port}","vlan":120,"reason":"r"}}"#
+        ))
+        .unwrap()
     }
 
     fn answer(id: &str) -> Answer {
@@ -697,13 +645,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let spool = Spool::new(dir.path(), "leaf");
         let t1 = spool
-            .submit(&Entry::new("r1", "attach_port", "k", &plan(&["a"])))
+            .submit(&Entry::new("r1", "attach_port", "k", &request("a")))
             .unwrap();
         let t2 = spool
-            .submit(&Entry::new("r2", "attach_port", "k", &plan(&["b"])))
+            .submit(&Entry::new("r2", "attach_port", "k", &request("b")))
             .unwrap();
         let other = spool
-            .submit(&Entry::new("r3", "attach_port", "other", &plan(&["c"])))
+            .submit(&Entry::new("r3", "attach_port", "other", &request("c")))
             .unwrap();
         assert!(matches!(t1.state().unwrap(), State::Waiting));
         let mut server = spool.server("k");
@@ -712,7 +660,7 @@ mod tests {
         assert!(matches!(t1.state().unwrap(), State::Claimed));
         assert!(!t1.withdraw(), "a claimed request cannot be withdrawn");
         let c2 = server.claim_next().unwrap().unwrap();
-        assert_eq!(c2.entry.plan().lines[0].text, "b");
+        assert_eq!(c2.entry.request.port.as_deref(), Some("b"));
         assert!(
             server.claim_next().unwrap().is_none(),
             "incompatible skipped"
@@ -736,18 +684,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let spool = Spool::new(dir.path(), "leaf");
         let t = spool
-            .submit(&Entry::new("r1", "attach_port", "k", &plan(&["a"])))
+            .submit(&Entry::new("r1", "attach_port", "k", &request("a")))
             .unwrap();
         assert!(t.withdraw());
         assert!(spool.server("k").claim_next().unwrap().is_none());
     }
 
     #[test]
-    fn control_characters_in_lines_are_refused() {
+    fn entries_with_a_malformed_request_id_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let spool = Spool::new(dir.path(), "leaf");
         let _t = spool
-            .submit(&Entry::new("r1", "attach_port", "k", &plan(&["a\nreload"])))
+            .submit(&Entry::new("r1\nx", "attach_port", "k", &request("a")))
             .unwrap();
         assert!(spool.server("k").claim_next().unwrap().is_none());
     }
@@ -759,7 +707,7 @@ mod tests {
         spool.ensure_dir().unwrap();
         // pid 0 never runs user processes: its requests are orphans.
         let stem = "00000000000000000001-0-0-00000000";
-        let e = Entry::new("r9", "attach_port", "k", &plan(&["a"]));
+        let e = Entry::new("r9", "attach_port", "k", &request("a"));
         spool
             .put(stem, "req", &serde_json::to_vec(&e).unwrap())
             .unwrap();
@@ -773,7 +721,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let spool = Spool::new(dir.path(), "leaf");
         let t = spool
-            .submit(&Entry::new("r1", "attach_port", "k", &plan(&["a"])))
+            .submit(&Entry::new("r1", "attach_port", "k", &request("a")))
             .unwrap();
         let mut tries = 0;
         let got = wait::<u32, SpoolError>(
@@ -789,7 +737,7 @@ mod tests {
         assert!(matches!(got, Waited::Lock(7)));
         assert!(spool.server("k").claim_next().unwrap().is_none());
         let t = spool
-            .submit(&Entry::new("r2", "attach_port", "k", &plan(&["a"])))
+            .submit(&Entry::new("r2", "attach_port", "k", &request("a")))
             .unwrap();
         let got = wait::<u32, SpoolError>(
             &t,

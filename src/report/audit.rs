@@ -13,8 +13,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::util::timefmt;
-
 /// The audit log could not be written (exit 78: the request is refused, not run unaudited).
 #[derive(Debug, thiserror::Error)]
 #[error("audit log {path}: {source}")]
@@ -161,7 +159,7 @@ pub fn record<'a>(
     how: Option<serde_json::Value>,
 ) -> Record<'a> {
     Record {
-        ts: timefmt::now_rfc3339(),
+        ts: crate::util::now_rfc3339(),
         event,
         request_id,
         who,

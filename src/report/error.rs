@@ -1,5 +1,7 @@
 //! The top-level error: one variant per layer, and the one mapping to [`ExitKind`].
 
+use crate::lock::spool::SpoolError;
+use crate::lock::LockError;
 use crate::report::exit::ExitKind;
 use crate::session::SessionError;
 use crate::transport::TransportError;
@@ -15,7 +17,7 @@ pub enum Error {
     Request(#[from] crate::request::RequestError),
     /// The platform cannot do what was asked.
     #[error(transparent)]
-    Unsupported(#[from] crate::driver::Unsupported),
+    Unsupported(#[from] crate::catalog::Unsupported),
     /// mercury.toml problem.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
@@ -50,18 +52,6 @@ pub enum Error {
     Internal(String),
 }
 
-impl From<crate::request::ResolveError> for Error {
-    fn from(e: crate::request::ResolveError) -> Self {
-        match e {
-            crate::request::ResolveError::Request(r) => Error::Request(r),
-            crate::request::ResolveError::Catalog(c) => Error::Catalog(c),
-            other @ crate::request::ResolveError::UnknownPlatform { .. } => {
-                Error::ConfigMessage(other.to_string())
-            }
-        }
-    }
-}
-
 impl From<TransportError> for Error {
     fn from(e: TransportError) -> Self {
         Error::Session(SessionError::Transport(e))
@@ -78,8 +68,17 @@ impl Error {
                 ExitKind::Config
             }
             Error::Denied(_) => ExitKind::NotPermitted,
-            Error::Lock(l) => l.kind(),
-            Error::Spool(s) => s.kind(),
+            // A busy device is temporary (75), an unusable lock directory configuration (78).
+            Error::Lock(l) => match l {
+                LockError::Timeout { .. } | LockError::Backend(_) => ExitKind::Temporary,
+                LockError::Io { .. } | LockError::Config(_) => ExitKind::Config,
+                LockError::Denied(_) => ExitKind::NotPermitted,
+            },
+            Error::Spool(s) => match s {
+                SpoolError::Io { .. } => ExitKind::Config,
+                SpoolError::Abandoned(_) => ExitKind::Temporary,
+                SpoolError::Relayed { rc, .. } => ExitKind::from_code(*rc),
+            },
             Error::Session(s) => session_kind(s),
             Error::Internal(_) => ExitKind::Internal,
             Error::Drift(_) => ExitKind::DeviceRejected,
@@ -121,7 +120,7 @@ mod tests {
             65
         );
         assert_eq!(
-            Error::Unsupported(crate::driver::Unsupported("x".into()))
+            Error::Unsupported(crate::catalog::Unsupported("x".into()))
                 .kind()
                 .code(),
             65

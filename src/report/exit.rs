@@ -48,6 +48,15 @@ impl ExitKind {
         ExitKind::Config,
     ];
 
+    /// The kind of a process exit code (one relayed by a coalescing holder); an unknown code
+    /// is an internal error.
+    pub fn from_code(code: u8) -> ExitKind {
+        ExitKind::ALL
+            .into_iter()
+            .find(|k| k.code() == code)
+            .unwrap_or(ExitKind::Internal)
+    }
+
     /// The process exit code.
     pub fn code(self) -> u8 {
         match self {

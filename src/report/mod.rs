@@ -14,6 +14,24 @@ use serde::Serialize;
 use crate::report::exit::ExitKind;
 use crate::session::CommandRecord;
 
+/// What the process prints and how it exits.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Standard output (one JSON object, or text).
+    pub stdout: String,
+    /// Exit code.
+    pub code: u8,
+}
+
+/// How the result is rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// One JSON object (the contract).
+    Json,
+    /// For people.
+    Text,
+}
+
 /// One run's result.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {

@@ -3,7 +3,7 @@
 //! Every entry point (flags, JSON on stdin, the forced-command string, JSON-RPC) produces a
 //! [`RawRequest`]; [`Request::from_raw`] is the single place it becomes a [`Request`]. Values
 //! here are checked without the configuration (VLAN ranges, name syntax, which fields an
-//! operation takes); [`Request::resolve`] then checks them against the device and platform
+//! operation takes); `run::resolve` then checks them against the device and platform
 //! (device lookup, port pattern). Nothing below this module sees an unchecked string.
 
 pub mod validate;
@@ -11,8 +11,6 @@ pub mod vlan;
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{Catalog, CatalogError, Platform};
-use crate::config::{Config, Device};
 use validate::Escaped;
 use vlan::{Vlan, VlanSet};
 
@@ -233,7 +231,7 @@ pub struct LocalLinkConnection {
 }
 
 /// A batched port item: a bare name, or an object overriding the request's values.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum RawPortItem {
     /// Just the port name.
@@ -243,60 +241,95 @@ pub enum RawPortItem {
 }
 
 /// Per-port values in a batch.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPortFields {
     /// Port name.
     pub port: String,
     /// VLAN (attach/detach).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vlan: Option<Vlan>,
     /// access / trunk / hybrid.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
     /// Untagged VLAN.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub native_vlan: Option<Vlan>,
     /// Tagged VLANs.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_vlans: Option<VlanSet>,
     /// Idle VLAN to remove first / restore.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_vlan: Option<Vlan>,
     /// Port description.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// MTU.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mtu: Option<u32>,
 }
 
 /// A request as it arrives, before validation. `null` means absent (Ironic sends optional
-/// arguments as `null`); unknown fields are refused.
-#[derive(Debug, Clone, Default, Deserialize)]
+/// arguments as `null`); unknown fields are refused. It serialises back to the same form
+/// (a coalesced request is spooled as one).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct RawRequest {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub op: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub local_link_connection: Option<LocalLinkConnection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ports: Option<Vec<RawPortItem>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vlan: Option<Vlan>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub native_vlan: Option<Vlan>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_vlans: Option<VlanSet>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_vlan: Option<Vlan>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mtu: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lag: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub members: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub aggregation_mode: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bridge: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vif_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mac: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_uuid: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub port_uuid: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vnic_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub is_smartnic: Option<bool>,
     /// Read the ports back before and after the change (`--verify`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<bool>,
 }
 
@@ -377,7 +410,7 @@ pub enum Aggregation {
 /// One port's change.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct PortChange {
-    /// Port name (checked against the platform pattern by [`Request::resolve`]).
+    /// Port name (checked against the platform pattern by `run::resolve`).
     pub port: String,
     /// VLAN for attach/detach.
     pub vlan: Option<Vlan>,
@@ -652,67 +685,6 @@ impl Request {
         Ok(req)
     }
 
-    /// Finds the device this request targets and checks the port names against its
-    /// platform. Unknown device or platform-invalid port: exit 65.
-    pub fn resolve<'c>(
-        &self,
-        config: &'c Config,
-        catalog: &'c Catalog,
-    ) -> Result<(&'c Device, &'c Platform), ResolveError> {
-        let device = self.find_device(config)?;
-        let platform = catalog.get(&device.platform).map_err(|e| match e {
-            CatalogError::Unknown { .. } => ResolveError::UnknownPlatform {
-                device: device.name.clone(),
-                platform: device.platform.clone(),
-            },
-            other => ResolveError::Catalog(other),
-        })?;
-        for p in &self.ports {
-            check_port_for(platform, &p.port)?;
-        }
-        if let Some(lag) = &self.lag {
-            for m in &lag.members {
-                check_port_for(platform, m)?;
-            }
-        }
-        Ok((device, platform))
-    }
-
-    /// The device: `device` by name, alias or MAC; for an Ironic link, the first of
-    /// `switch_info`, `hostname`, `switch_id` that names a configured device (NGS-style
-    /// `switch_info` values that are not Mercury device names fall back to the MAC). When
-    /// both a name and a MAC resolve, they must agree.
-    fn find_device<'c>(&self, config: &'c Config) -> Result<&'c Device, ResolveError> {
-        let unknown = |what: &str| {
-            ResolveError::Request(bad(format!(
-                "unknown device {}: not a device name, alias or switch MAC in the configuration",
-                Escaped(what)
-            )))
-        };
-        if let Some(d) = &self.device {
-            return config.find_device(d).ok_or_else(|| unknown(d));
-        }
-        let l = self
-            .link
-            .as_ref()
-            .ok_or_else(|| ResolveError::Request(bad("this request names no device")))?;
-        let by_name = [&l.switch_info, &l.hostname]
-            .into_iter()
-            .flatten()
-            .find_map(|n| config.find_device(n));
-        let by_mac = l.switch_id.as_deref().and_then(|m| config.find_device(m));
-        match (by_name, by_mac) {
-            (Some(a), Some(b)) if a.name != b.name => Err(ResolveError::Request(bad(format!(
-                "local_link_connection disagrees: switch_id {} is device {} but switch_info names {}",
-                Escaped(l.switch_id.as_deref().unwrap_or_default()),
-                b.name,
-                a.name
-            )))),
-            (Some(d), _) | (None, Some(d)) => Ok(d),
-            (None, None) => Err(unknown(&self.target_reference().unwrap_or_default())),
-        }
-    }
-
     /// The device reference: `device`, else the link's `switch_info` / `hostname`, else its
     /// `switch_id`.
     pub fn target_reference(&self) -> Option<String> {
@@ -757,42 +729,6 @@ impl Request {
         }
         out
     }
-}
-
-/// Resolution failures: an unknown device is the caller's mistake (65); a device whose
-/// platform the catalog lacks is a configuration mistake (78).
-#[derive(Debug, thiserror::Error)]
-pub enum ResolveError {
-    /// Bad request.
-    #[error(transparent)]
-    Request(#[from] RequestError),
-    /// The device's platform is in the catalog but does not compile (exit 78).
-    #[error(transparent)]
-    Catalog(CatalogError),
-    /// devices.X.platform names no catalog platform.
-    #[error("devices.{device}.platform: unknown platform {platform:?}; see `mercury check --catalog` for the list")]
-    UnknownPlatform {
-        /// The device.
-        device: String,
-        /// The platform it names.
-        platform: String,
-    },
-}
-
-fn check_port_for(platform: &Platform, port: &str) -> Result<(), RequestError> {
-    if !platform.port_pattern.is_match(port) {
-        return Err(bad(format!(
-            "invalid port {} for platform {}: expected a name like {}",
-            Escaped(port),
-            platform.name,
-            platform
-                .port_pattern
-                .as_str()
-                .trim_start_matches("^(?:")
-                .trim_end_matches(")$")
-        )));
-    }
-    Ok(())
 }
 
 fn check_link(l: &LocalLinkConnection) -> Result<(), RequestError> {

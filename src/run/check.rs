@@ -20,7 +20,7 @@ pub(super) fn check(
                 // The lint above already reports a platform that does not compile.
                 Err(_) => {}
                 Ok(p) => {
-                    if let Err(e) = check_transport_fits(d, p.kind) {
+                    if let Err(e) = transport::fits(d, p.kind.channel()) {
                         problems.push(e.to_string());
                     }
                 }
@@ -67,10 +67,16 @@ pub(super) fn check(
 
 /// The supported-platforms table (Markdown), generated from the catalog (built-in plus the
 /// config's plugins.d when a configuration is readable).
-pub(super) fn table(config_path: &Path) -> Result<String, Error> {
-    let catalog = match Config::load(config_path) {
-        Ok(c) => Catalog::load(&c.plugins_dir)?,
-        Err(_) => Catalog::builtin()?,
+pub fn table(config_path: &Path, format: Format) -> Outcome {
+    let table = || -> Result<String, Error> {
+        let catalog = match Config::load(config_path) {
+            Ok(c) => Catalog::load(&c.plugins_dir)?,
+            Err(_) => Catalog::builtin()?,
+        };
+        Ok(catalog.table()?)
     };
-    Ok(catalog.table()?)
+    match table() {
+        Ok(stdout) => Outcome { stdout, code: 0 },
+        Err(e) => failed(e, format),
+    }
 }

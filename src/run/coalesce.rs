@@ -11,6 +11,8 @@ pub(super) struct Locks<'l> {
     pub(super) device: &'l str,
     pub(super) slots: u32,
     pub(super) holder: &'l Holder,
+    /// The device's platform (the coalescing key).
+    pub(super) platform: &'l Platform,
 }
 
 impl Locks<'_> {
@@ -57,23 +59,30 @@ impl Locks<'_> {
     }
 }
 
+/// What the holder did with one claimed request.
+pub(super) struct Served {
+    /// The lines sent for it.
+    transcript: Transcript,
+    /// Its own outcome (the shared save comes after).
+    result: Result<driver::Done, Error>,
+}
+
 impl Job<'_> {
-    /// The lock is busy: spool the planned request for the holder and wait for its answer,
-    /// or for the lock. `Some(lock)`: run it ourselves; `None`: done, the report is filled.
-    #[allow(clippy::too_many_arguments)]
+    /// The lock is busy: spool the request for the holder and wait for its answer, or for
+    /// the lock. `Some(lock)`: run it ourselves; `None`: done, the report is filled.
     pub(super) fn wait_in_spool(
         &mut self,
         spool: &Spool,
+        raw: &RawRequest,
         req: &Request,
-        plan: &crate::session::plan::Plan,
-        compat: &str,
         device: &Device,
         locks: &Locks,
         lock_deadline: Instant,
     ) -> Result<Option<DeviceLock>, Error> {
         // A holder may touch the device for us as soon as the request is spooled.
         self.audit_started()?;
-        let entry = Entry::new(&self.report.request_id, req.op.name(), compat, plan);
+        let compat = compat(self.config, device, locks.platform);
+        let entry = Entry::new(&self.report.request_id, req.op.name(), &compat, raw);
         let ticket = match spool.submit(&entry) {
             Ok(t) => t,
             Err(e) => {
@@ -110,10 +119,10 @@ impl Job<'_> {
         }});
         self.how_extra
             .insert("coalesced_by".into(), json!(answer.holder.request_id));
-        match answer.kind() {
-            ExitKind::Ok => Ok(None),
-            kind => Err(SpoolError::Relayed {
-                kind,
+        match answer.rc {
+            0 => Ok(None),
+            rc => Err(SpoolError::Relayed {
+                rc,
                 message: answer.msg.clone(),
             }
             .into()),
@@ -121,16 +130,19 @@ impl Job<'_> {
     }
 
     /// Claims spooled requests (oldest first, at most `max_batch`) and applies each in
-    /// this session, each with its own deadline and failure isolation.
+    /// this session, each prepared again by this process's driver, with its own deadline
+    /// and failure isolation.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn serve(
         &mut self,
         session: &mut Session,
         spool: &Spool,
         compat: &str,
         device: &Device,
+        platform: &Platform,
         own_deadline: Instant,
         held: &lock::Held,
-    ) -> Vec<(Claim, Segment)> {
+    ) -> Vec<(Claim, Served)> {
         let mut server = spool.server(compat);
         let mut out = Vec::new();
         let max = self.config.coalesce.max_batch as usize;
@@ -138,9 +150,8 @@ impl Job<'_> {
         {
             match server.claim_next() {
                 Ok(Some(claim)) => {
-                    let segment =
-                        session.apply(&claim.entry.plan(), Instant::now() + device.request_timeout);
-                    out.push((claim, segment));
+                    let served = self.apply_claimed(session, &claim.entry, device, platform);
+                    out.push((claim, served));
                 }
                 Ok(None) => break,
                 Err(e) => {
@@ -154,25 +165,66 @@ impl Job<'_> {
         out
     }
 
+    /// A waiter's request, as the waiter would have run it: validated, resolved (to this
+    /// device, or refused), checked against the device policy (the waiter checked its
+    /// caller's scope), prepared by the platform's driver, applied.
+    fn apply_claimed(
+        &self,
+        session: &mut Session,
+        entry: &Entry,
+        device: &Device,
+        platform: &Platform,
+    ) -> Served {
+        let prepared = (|| -> Result<_, Error> {
+            let req = Request::from_raw(entry.request.clone())?;
+            let (d, _) = resolve::resolve(&req, self.config, self.catalog)?;
+            if d.name != device.name {
+                return Err(Error::Internal(format!(
+                    "spooled request {} names device {}, not {}",
+                    entry.request_id, d.name, device.name
+                )));
+            }
+            policy::check(&req, device, None)?;
+            Ok(driver::for_platform(platform).prepare(&req, device, platform)?)
+        })();
+        match prepared {
+            Err(e) => Served {
+                transcript: Transcript::default(),
+                result: Err(e),
+            },
+            Ok(p) => {
+                let applied = p.apply(session, Instant::now() + device.request_timeout);
+                Served {
+                    transcript: applied.transcript,
+                    result: applied.result.map_err(Error::Session),
+                }
+            }
+        }
+    }
+
     /// A waiter's result: its own lines and outcome, plus the shared save when its own
     /// part succeeded.
     pub(super) fn answer_for(
         &self,
         claim: &Claim,
-        segment: Segment,
+        served: Served,
         finish: &Transcript,
         shared: &Result<(), (ExitKind, String)>,
         device: &Device,
     ) -> Answer {
-        let mut t = segment.transcript;
-        let result = match segment.result {
-            Err(e) => Err((crate::report::error::session_kind(&e), e.to_string())),
-            Ok(()) => {
+        let mut t = served.transcript;
+        let (result, changed) = match served.result {
+            Err(e) => (Err((e.kind(), e.to_string())), false),
+            Ok(done) => {
                 t.append(Transcript {
                     commands: finish.commands.clone(),
                     round_trips: finish.round_trips,
                 });
-                shared.clone()
+                let r = match (&done.drift, shared) {
+                    (Some(d), _) => Err((ExitKind::DeviceRejected, d.clone())),
+                    (None, s) => s.clone(),
+                };
+                (r, done.changed)
             }
         };
         let (rc, msg) = match result {
@@ -193,7 +245,7 @@ impl Job<'_> {
             request_id: claim.entry.request_id.clone(),
             rc,
             msg,
-            changed: rc == 0 && !claim.entry.lines.is_empty(),
+            changed: rc == 0 && changed,
             commands: t.commands,
             round_trips: t.round_trips,
             holder: HolderRef {

@@ -1,74 +1,81 @@
-//! One run, start to finish: intake → config → request → policy → plan → lock → audit →
-//! session → result. Every path ends in exactly one [`Report`] and one exit code.
+//! One run, start to finish: config → resolve → policy → plan → lock → audit → session →
+//! result. Every path ends in exactly one [`Report`] and one exit code.
 //!
-//! This file holds intake and the main path (`Job::handle`) with the audit records; the
-//! branches live beside it: `query` (answers without device contact), `coalesce` (lock
-//! slots and riding another process's session), `verifying` (`--verify`, `verify-port`),
-//! `check` (`mercury check` and the platforms table).
+//! What arrives here is a [`Submission`] (built by `intake` from argv, the forced command or
+//! JSON, or by `serve` from a JSON-RPC call); this file holds the main path (`Job::handle`)
+//! and the audit records. The branches live beside it: `resolve` (which device, which
+//! platform), `query` (answers without device contact), `coalesce` (lock slots and riding
+//! another process's session), `check` (`mercury check` and the platforms table). What is
+//! sent, read back and concluded from it is the driver's (`driver`).
 
-use std::io::{IsTerminal, Read};
+use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::catalog::{Catalog, CatalogError, Kind};
-use crate::config::{Config, Device, TransportKind};
-use crate::driver::{self, ovsdb as ovs};
-use crate::intake::cli::{Cli, Command, Format};
-use crate::intake::forced::{self, Forced};
+use crate::catalog::{Catalog, CatalogError, Platform};
+use crate::config::{Config, Device, Secrets, TransportKind};
+use crate::driver::{self, Summary};
 use crate::lock::spool::{self, Answer, Claim, Entry, HolderRef, Spool, SpoolError, Waited};
 use crate::lock::{self, DeviceLock, Holder, LockError};
 use crate::policy::{self, Scope};
 use crate::report::audit::{self, AuditLog, Who};
 use crate::report::error::Error;
 use crate::report::exit::ExitKind;
-use crate::report::Report;
-use crate::request::{Op, RawRequest, Request, RequestError};
-use crate::session::{self, CommandRecord, Segment, Session, Settings, Transcript};
+use crate::report::{Format, Outcome, Report};
+use crate::request::{Op, RawRequest, Request};
+use crate::session::{Session, Settings, Transcript};
 use crate::transport;
-use crate::verify::{self, Check, PortReport, PortState};
 
 mod check;
 mod coalesce;
 mod query;
-mod verifying;
+pub mod resolve;
 
-use check::{check, table};
+use check::check;
+pub use check::table;
 use coalesce::Locks;
-use verifying::{ovs_diff, read_lines, verified_apply, Verified};
 
-/// Largest JSON request read from stdin or a file.
-pub const MAX_REQUEST_BYTES: u64 = 1024 * 1024;
-
-/// What the process prints and how it exits.
-#[derive(Debug, Clone)]
-pub struct Outcome {
-    /// Standard output (one JSON object, or text).
-    pub stdout: String,
-    /// Exit code.
-    pub code: u8,
+/// One request (or `mercury check`) as intake hands it over, with who is asking.
+#[derive(Debug, Clone, Default)]
+pub struct Submission {
+    /// The request; `None` for `mercury check`.
+    pub raw: Option<RawRequest>,
+    /// `mercury check`: `Some(catalog_only)`.
+    pub check: Option<bool>,
+    /// The forced command's `--caller` (policy scope `[callers.NAME]`).
+    pub caller: Option<String>,
+    /// The forced command's `--allow-device` list, narrowing the caller further.
+    pub allow_devices: Option<Vec<String>>,
+    /// Where the request came from, for the audit record.
+    pub origin: Origin,
+    /// Plan only: no lock, no connection, no audit.
+    pub dry_run: bool,
 }
 
-/// Where the request comes from, and who is asking.
-struct Intake {
-    raw: Option<RawRequest>,
-    caller: Option<String>,
-    allow_devices: Option<Vec<String>>,
-    origin: Origin,
-}
-
-/// How a request that did not come through argv or SSH reached Mercury, for the audit
-/// record: the authenticated HTTP user and the client address (`serve-jsonrpc`).
+/// How a request reached Mercury, for the audit record: the SSH client (`SSH_CONNECTION`),
+/// or the authenticated HTTP user and the client address (`serve-jsonrpc`).
 #[derive(Debug, Clone, Default)]
 pub struct Origin {
+    /// `SSH_CONNECTION` of a forced-command or shell login.
+    pub ssh_connection: Option<String>,
     /// The authenticated user (HTTP Basic).
     pub http_user: Option<String>,
     /// The client's address, as the socket activator reported it.
     pub remote: Option<String>,
 }
 
-/// Runs one request that arrived through another intake (the JSON-RPC server) down the same
+/// Runs one submission with the configuration at `config` and renders its result.
+pub fn submit(config: &Path, submission: Submission, format: Format) -> Outcome {
+    let started = Instant::now();
+    let mut report = Report::new(String::new());
+    report.dry_run = submission.dry_run;
+    let result = execute(config, submission, &mut report);
+    finish(report, result, started, format)
+}
+
+/// Runs one request that arrived through another front (the JSON-RPC server) down the same
 /// path as `mercury run`: config (re-read for every request), policy with the caller's
 /// scope, lock, audit, session. Returns the finished result.
 pub fn run_request(
@@ -79,13 +86,13 @@ pub fn run_request(
 ) -> Report {
     let started = Instant::now();
     let mut report = Report::new(String::new());
-    let intake = Intake {
+    let submission = Submission {
         raw: Some(raw),
         caller,
-        allow_devices: None,
         origin,
+        ..Submission::default()
     };
-    let result = execute_intake(config, intake, None, &mut report);
+    let result = execute(config, submission, &mut report);
     if report.request_id.is_empty() {
         report.request_id = new_request_id();
     }
@@ -94,43 +101,6 @@ pub fn run_request(
     }
     report.elapsed_ms = started.elapsed().as_millis() as u64;
     report
-}
-
-/// Runs one invocation.
-pub fn run(cli: Cli) -> Outcome {
-    let started = Instant::now();
-    let format = cli.format.unwrap_or(if std::io::stdout().is_terminal() {
-        Format::Text
-    } else {
-        Format::Json
-    });
-    if let Command::Completions(c) = &cli.command {
-        let mut buf = Vec::new();
-        clap_complete::generate(
-            c.shell,
-            &mut crate::intake::cli::command(),
-            "mercury",
-            &mut buf,
-        );
-        return Outcome {
-            stdout: String::from_utf8_lossy(&buf).into_owned(),
-            code: 0,
-        };
-    }
-    if let Command::ServeJsonrpc(args) = &cli.command {
-        return crate::serve::jsonrpc::serve_inetd(&cli.config, args);
-    }
-    if let Command::Check(c) = &cli.command {
-        if c.table {
-            return match table(&cli.config) {
-                Ok(t) => Outcome { stdout: t, code: 0 },
-                Err(e) => finish(Report::new(new_request_id()), Err(e), started, format),
-            };
-        }
-    }
-    let mut report = Report::new(String::new());
-    let result = execute(&cli, &mut report);
-    finish(report, result, started, format)
 }
 
 /// Runs `f`, turning a panic (a bug: clippy denies unwrap/expect/panic, but arithmetic or a
@@ -145,33 +115,32 @@ pub fn guarded(f: impl FnOnce() -> Outcome + std::panic::UnwindSafe) -> Outcome 
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "panic".to_string());
-            finish(
-                Report::new(new_request_id()),
-                Err(Error::Internal(format!(
+            failed(
+                Error::Internal(format!(
                     "{} (please report this bug)",
                     crate::request::validate::printable(&what)
-                ))),
-                Instant::now(),
+                )),
                 Format::Json,
             )
         }
     }
 }
 
-/// Renders a usage error (unknown verb/flag) as a result.
-pub fn usage_error(message: &str, format: Option<Format>) -> Outcome {
-    let report = Report::new(new_request_id());
-    let format = format.unwrap_or(if std::io::stdout().is_terminal() {
-        Format::Text
-    } else {
-        Format::Json
-    });
+/// A run that ended before it had a request (usage error, unreadable request): its result.
+pub fn failed(error: Error, format: Format) -> Outcome {
     finish(
-        report,
-        Err(Error::Usage(message.trim().to_string())),
+        Report::new(new_request_id()),
+        Err(error),
         Instant::now(),
         format,
     )
+}
+
+/// A successful answer without a device (the forced command's health checks).
+pub fn reply(msg: String, format: Format) -> Outcome {
+    let mut report = Report::new(new_request_id());
+    report.msg = msg;
+    finish(report, Ok(()), Instant::now(), format)
 }
 
 fn finish(
@@ -197,91 +166,9 @@ fn finish(
     }
 }
 
-fn execute(cli: &Cli, report: &mut Report) -> Result<(), Error> {
-    let intake = match &cli.command {
-        Command::ServeSsh(s) => {
-            let original = std::env::var("SSH_ORIGINAL_COMMAND").unwrap_or_default();
-            let raw = match forced::parse(&original).map_err(Error::Usage)? {
-                Forced::Health => {
-                    report.msg = "ok".into();
-                    return Ok(());
-                }
-                Forced::Version => {
-                    report.msg = format!("mercury {}", env!("CARGO_PKG_VERSION"));
-                    return Ok(());
-                }
-                Forced::Json => read_json(None)?,
-                Forced::Args(args) => {
-                    let parsed = <Cli as clap::Parser>::try_parse_from(
-                        std::iter::once("mercury".to_string()).chain(args),
-                    )
-                    .map_err(|e| Error::Usage(first_line(&e.to_string())))?;
-                    if parsed.dry_run {
-                        report.dry_run = true;
-                    }
-                    let mut raw = parsed
-                        .command
-                        .to_raw()
-                        .ok_or_else(|| Error::Usage("not an operation".into()))??;
-                    if parsed.verify {
-                        raw.verify = Some(true);
-                    }
-                    raw
-                }
-            };
-            Intake {
-                raw: Some(raw),
-                caller: Some(s.caller.clone()),
-                allow_devices: (!s.allow_devices.is_empty()).then(|| s.allow_devices.clone()),
-                origin: Origin::default(),
-            }
-        }
-        Command::Run(r) => Intake {
-            raw: Some(read_json(r.request.as_deref())?),
-            caller: None,
-            allow_devices: None,
-            origin: Origin::default(),
-        },
-        Command::Check(_) => Intake {
-            raw: None,
-            caller: None,
-            allow_devices: None,
-            origin: Origin::default(),
-        },
-        other => Intake {
-            raw: Some(
-                other
-                    .to_raw()
-                    .ok_or_else(|| Error::Internal("no request".into()))??,
-            ),
-            caller: None,
-            allow_devices: None,
-            origin: Origin::default(),
-        },
-    };
-    report.dry_run |= cli.dry_run;
-    let mut intake = intake;
-    if cli.verify {
-        if let Some(raw) = intake.raw.as_mut() {
-            raw.verify = Some(true);
-        }
-    }
-    let check_only = match &cli.command {
-        Command::Check(c) => Some(c.catalog),
-        _ => None,
-    };
-    execute_intake(&cli.config, intake, check_only, report)
-}
-
-/// Everything after intake: config, request, policy, lock, audit, session. `check_only` is
-/// `Some(catalog_only)` for `mercury check`, which has no request.
-fn execute_intake(
-    config_path: &Path,
-    intake: Intake,
-    check_only: Option<bool>,
-    report: &mut Report,
-) -> Result<(), Error> {
-    if let Some(raw) = &intake.raw {
+/// Everything after intake: config, request, policy, lock, audit, session.
+fn execute(config_path: &Path, sub: Submission, report: &mut Report) -> Result<(), Error> {
+    if let Some(raw) = &sub.raw {
         report.op = raw.op.clone();
         if let Some(id) = &raw.request_id {
             if crate::request::validate::identifier("request_id", id).is_ok() {
@@ -293,23 +180,20 @@ fn execute_intake(
     let config = Config::load(config_path)?;
     let catalog = Catalog::load(&config.plugins_dir)?;
 
-    let Some(raw) = intake.raw else {
-        let Some(catalog_only) = check_only else {
+    let Some(raw) = sub.raw else {
+        let Some(catalog_only) = sub.check else {
             return Err(Error::Internal("no request".into()));
         };
         return check(&config, &catalog, catalog_only, report);
     };
 
-    let mut who = Who::current(
-        intake.caller.clone(),
-        std::env::var("SSH_CONNECTION").ok().as_deref(),
-    );
-    if intake.origin.http_user.is_some() || intake.origin.remote.is_some() {
+    let mut who = Who::current(sub.caller.clone(), sub.origin.ssh_connection.as_deref());
+    if sub.origin.http_user.is_some() || sub.origin.remote.is_some() {
         who.ssh_client = None;
-        who.http_user = intake.origin.http_user.clone();
-        who.http_client = intake.origin.remote.clone();
+        who.http_user = sub.origin.http_user.clone();
+        who.http_client = sub.origin.remote.clone();
     }
-    let scope = match &intake.caller {
+    let scope = match &sub.caller {
         Some(name) => Some(Scope {
             caller: config.callers.get(name).ok_or_else(|| {
                 Error::Denied(policy::Denied {
@@ -320,7 +204,7 @@ fn execute_intake(
                     ),
                 })
             })?,
-            allow_devices: intake.allow_devices.clone(),
+            allow_devices: sub.allow_devices.clone(),
         }),
         None => None,
     };
@@ -342,33 +226,16 @@ fn execute_intake(
     result
 }
 
-fn first_line(s: &str) -> String {
-    s.lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("usage error")
-        .trim()
-        .to_string()
-}
-
-fn read_json(file: Option<&Path>) -> Result<RawRequest, Error> {
-    let mut text = String::new();
-    let read = match file {
-        Some(p) => std::fs::File::open(p)
-            .and_then(|f| f.take(MAX_REQUEST_BYTES + 1).read_to_string(&mut text))
-            .map_err(|e| RequestError(format!("cannot read request {}: {e}", p.display()))),
-        None => std::io::stdin()
-            .take(MAX_REQUEST_BYTES + 1)
-            .read_to_string(&mut text)
-            .map_err(|e| RequestError(format!("cannot read request from stdin: {e}"))),
-    };
-    read?;
-    if text.len() as u64 > MAX_REQUEST_BYTES {
-        return Err(RequestError(format!("request larger than {MAX_REQUEST_BYTES} bytes")).into());
-    }
-    if text.trim().is_empty() {
-        return Err(RequestError("empty request: expected one JSON object".into()).into());
-    }
-    Ok(RawRequest::from_json(&text)?)
+/// Requests are only coalesced with a holder that would have prepared them the same way:
+/// same binary, same config file, same device settings and platform.
+fn compat(config: &Config, device: &Device, platform: &Platform) -> String {
+    format!(
+        "mercury {} {} {} {:?}",
+        env!("CARGO_PKG_VERSION"),
+        config.path.display(),
+        platform.name,
+        device
+    )
 }
 
 /// A random request id (`mercury-` + 16 hex digits).
@@ -405,7 +272,7 @@ struct Job<'a> {
 
 impl Job<'_> {
     fn handle(&mut self, raw: RawRequest) -> Result<(), Error> {
-        let req = Request::from_raw(raw)?;
+        let req = Request::from_raw(raw.clone())?;
         self.report.op = Some(req.op.name().to_string());
         if self.report.request_id.is_empty() {
             self.report.request_id = new_request_id();
@@ -432,7 +299,7 @@ impl Job<'_> {
             Op::IsLinkValid => return self.is_link_valid(&req),
             _ => {}
         }
-        let (device, platform) = req.resolve(self.config, self.catalog)?;
+        let (device, platform) = resolve::resolve(&req, self.config, self.catalog)?;
         self.report.device = Some(device.name.clone());
         self.report.platform = Some(platform.name.clone());
         self.what["device"] = json!(device.name);
@@ -450,98 +317,36 @@ impl Job<'_> {
             return Ok(());
         }
         policy::check(&req, device, self.scope.as_ref())?;
-        check_transport_fits(device, platform.kind)?;
-        // Reading back is refused up front where the platform cannot (never "verified"
-        // silently), as is verifying an operation that changes no port.
-        let checks: Option<Vec<Check>> = if req.verify {
-            let spec = platform
-                .verify
-                .spec(&platform.name)
-                .map_err(driver::Unsupported)?;
-            if !ovs::handles(platform) {
-                for c in &verify::checks(&req, device, platform)? {
-                    driver::show_lines(platform, spec, &c.port)?;
-                }
-            }
-            Some(verify::checks(&req, device, platform)?)
-        } else {
-            None
-        };
-        if req.op == Op::VerifyPort {
-            return self.verify_port(&req, device, platform, checks.unwrap_or_default());
-        }
-        let plan = driver::plan(&req, device, platform)?;
-        self.report.warnings.extend(plan.warnings.iter().cloned());
-        let save = device.save_config;
+        transport::fits(device, platform.kind.channel())?;
+        let prepared = driver::for_platform(platform).prepare(&req, device, platform)?;
+        self.report.warnings.extend(prepared.warnings());
         if self.report.dry_run {
-            if ovs::handles(platform) {
-                self.report.warnings.push(ovs::DRY_RUN_NOTE.into());
-            }
-            let script = match (&checks, ovs::handles(platform)) {
-                (Some(checks), false) => {
-                    let (reads, mode) = read_lines(platform, checks)?;
-                    session::script_with_reads(platform, Some(&plan), save, &reads, mode)
-                }
-                (Some(_), true) => {
-                    self.report.warnings.push(
-                        "ovs: with --verify, OVSDB is read again after the transaction".into(),
-                    );
-                    session::script(platform, &plan, save)
-                }
-                (None, _) => session::script(platform, &plan, save),
-            };
-            self.report.commands = script
-                .into_iter()
-                .map(|(_, input)| CommandRecord::planned(input))
-                .collect();
-            self.report.msg = format!(
-                "dry run: {} would send {} lines to {}",
-                req.op.name(),
-                self.report.commands.len(),
-                device.name
-            );
-            return Ok(());
+            return self.dry_run(&req, device, platform, prepared.as_ref());
         }
 
         let holder = Holder::now(&self.report.request_id, req.op.name());
         let waited = Instant::now();
         let lock_deadline = waited + device.lock_timeout;
-        // OVS requests are computed from OVSDB state read in their own session (`ovs`), so
-        // their plan is not what gets applied: they never ride another session.
+        // A verified request reads its ports before and after its own change, in its own
+        // session, and a read changes nothing: neither rides another's session.
         let coalesce = self.config.coalesce.enabled
             && self.config.coalesce.max_batch > 0
-            && !ovs::handles(platform);
+            && prepared.mutates()
+            && !req.verify;
         let spool = Spool::new(&self.config.lock_dir, &device.name);
-        // Requests are only coalesced with a holder that would have planned them the same
-        // way: same binary, same config file, same device settings and platform.
-        let compat = format!(
-            "mercury {} {} {} {:?}",
-            env!("CARGO_PKG_VERSION"),
-            self.config.path.display(),
-            platform.name,
-            device
-        );
+        let compat = compat(self.config, device, platform);
         let locks = Locks {
             settings: &self.config.lock,
             dir: &self.config.lock_dir,
             device: &device.name,
             slots: device.max_sessions,
             holder: &holder,
+            platform,
         };
         let local = match locks.try_acquire()? {
             Some(lock) => lock,
-            // A verified request reads its ports before and after its own change, in its
-            // own session: it never rides another's.
-            None if coalesce && !req.verify => {
-                match self.wait_in_spool(
-                    &spool,
-                    &req,
-                    &plan,
-                    &compat,
-                    device,
-                    &locks,
-                    lock_deadline,
-                )? {
+            None if coalesce => {
+                match self.wait_in_spool(&spool, &raw, &req, device, &locks, lock_deadline)? {
                     Some(lock) => lock,
                     // A holder applied it; the report is filled in.
                     None => return Ok(()),
@@ -566,56 +371,33 @@ impl Job<'_> {
             self.audit_started()?;
         }
         self.device_contacted = true;
-        let settings = session_settings(device, save)?;
+        let save = device.save_config && prepared.mutates();
+        let (secrets, settings) = session_settings(device, save)?;
         let deadline = settings.deadline;
-        let conn = transport::open(device, platform.kind, deadline)?;
+        let conn = transport::open(device, &secrets, platform.kind.channel(), deadline)?;
         self.report.warnings.extend(conn.warnings());
         log::info!("{}: connected to {}", self.report.request_id, device.name);
-        if ovs::handles(platform) {
-            // Reads OVSDB first, then one transaction (or none when already as requested).
-            let prepared = ovs::prepare(&req, device, platform)?;
-            let (transcript, result) = prepared.apply(conn, &settings, req.verify);
-            self.report.commands = transcript.commands;
-            self.report.round_trips = transcript.round_trips;
-            let done = result?;
-            self.report.changed = done.changed;
-            self.report.msg = done.msg;
-            let mut data = done.data;
-            if req.verify {
-                self.report.diff = Some(ovs_diff(&data));
-                if let Some(m) = data.as_object_mut() {
-                    m.insert("verified".into(), json!(done.drift.is_none()));
-                    m.insert("skipped".into(), json!(!done.changed));
-                }
-            }
-            self.report.data = data;
-            self.report.warnings.extend(done.warnings);
-            if let Some(drift) = done.drift {
-                return Err(Error::Drift(format!(
-                    "verify: the change was committed but OVSDB does not show it: {drift}"
-                )));
-            }
-            return Ok(());
-        }
         let (mut session, opened) = Session::open(conn, platform, &settings);
         let mut transcript = opened.transcript;
-        let mut verified: Option<Verified> = None;
-        let own = match (opened.result, &checks) {
-            (Ok(()), Some(checks)) => {
-                let (t, r) = verified_apply(&mut session, platform, &plan, checks, deadline);
-                transcript.append(t);
-                r.map(|v| verified = Some(v))
-            }
-            (Ok(()), None) => {
-                let applied = session.apply(&plan, deadline);
+        let own = match opened.result {
+            Ok(()) => {
+                let applied = prepared.apply(&mut session, deadline);
                 transcript.append(applied.transcript);
                 applied.result
             }
-            (Err(e), _) => Err(e),
+            Err(e) => Err(e),
         };
         // Before closing (after our own lines, before the save): apply spooled requests.
         let served = if coalesce {
-            self.serve(&mut session, &spool, &compat, device, deadline, &held)
+            self.serve(
+                &mut session,
+                &spool,
+                &compat,
+                device,
+                platform,
+                deadline,
+                &held,
+            )
         } else {
             Vec::new()
         };
@@ -626,9 +408,9 @@ impl Job<'_> {
             .map(|_| ())
             .map_err(|e| (crate::report::error::session_kind(e), e.to_string()));
         let mut served_ids = Vec::new();
-        for (claim, segment) in served {
+        for (claim, done) in served {
             served_ids.push(claim.entry.request_id.clone());
-            let answer = self.answer_for(&claim, segment, &finished.transcript, &shared, device);
+            let answer = self.answer_for(&claim, done, &finished.transcript, &shared, device);
             if let Err(e) = claim.answer(&answer) {
                 self.report
                     .warnings
@@ -645,20 +427,86 @@ impl Job<'_> {
         }
         self.report.commands = transcript.commands;
         self.report.round_trips = transcript.round_trips;
-        own?;
+        let done = own?;
         finished.result?;
-        self.report.changed = !plan.lines.is_empty();
+        self.report_done(&req, device, done)
+    }
+
+    /// `--dry-run`: the same driver code in a session that records what it would send.
+    fn dry_run(
+        &mut self,
+        req: &Request,
+        device: &Device,
+        platform: &Platform,
+        prepared: &dyn driver::Prepared,
+    ) -> Result<(), Error> {
+        let settings = Settings {
+            device: device.name.clone(),
+            command_timeout: device.command_timeout,
+            deadline: Instant::now() + device.request_timeout,
+            enable_secret: None,
+            secrets: Vec::new(),
+            save: device.save_config && prepared.mutates(),
+        };
+        let (mut session, opened) = Session::dry(platform, &settings);
+        let mut transcript = opened.transcript;
+        let applied = prepared.apply(&mut session, settings.deadline);
+        transcript.append(applied.transcript);
+        transcript.append(session.finish().transcript);
+        let done = applied.result?;
+        self.report.warnings.extend(done.warnings);
+        self.report.commands = transcript.commands;
         self.report.msg = format!(
+            "dry run: {} would send {} lines to {}",
+            req.op.name(),
+            self.report.commands.len(),
+            device.name
+        );
+        Ok(())
+    }
+
+    /// The result of a request that ran to the end: `changed`, the message, the driver's
+    /// data and diff; drift read back fails it (exit 1).
+    fn report_done(
+        &mut self,
+        req: &Request,
+        device: &Device,
+        done: driver::Done,
+    ) -> Result<(), Error> {
+        self.report.changed = done.changed;
+        self.report.warnings.extend(done.warnings);
+        let applied = format!(
             "{} applied on {} ({} lines, {} round trips)",
             req.op.name(),
             device.name,
             self.report.commands.len(),
             self.report.round_trips
         );
-        if let Some(v) = verified {
-            return self.report_verified(&req, device, v);
+        self.report.msg = match done.summary {
+            Summary::Applied => applied,
+            Summary::Verified if done.drift.is_some() => applied,
+            Summary::Verified if done.changed => format!("{applied}; verified"),
+            Summary::Verified => format!("{applied}; verified, the ports read back unchanged"),
+            Summary::Skipped => format!(
+                "{} on {}: already in the requested state (read back); nothing sent",
+                req.op.name(),
+                device.name
+            ),
+            Summary::Said(msg) => msg,
+        };
+        if !done.data.is_null() {
+            match (&mut self.report.data, done.data) {
+                (serde_json::Value::Object(m), serde_json::Value::Object(d)) => m.extend(d),
+                (slot, data) => *slot = data,
+            }
         }
-        Ok(())
+        if done.diff.is_some() {
+            self.report.diff = done.diff;
+        }
+        match done.drift {
+            Some(d) => Err(Error::Drift(d)),
+            None => Ok(()),
+        }
     }
 
     fn open_audit(&mut self) -> Result<&mut AuditLog, Error> {
@@ -733,40 +581,22 @@ impl Job<'_> {
     }
 }
 
-/// The secrets and deadlines a session needs.
-fn session_settings(device: &Device, save: bool) -> Result<Settings, Error> {
-    device.check_secret_modes()?;
-    let enable_secret = device
-        .enable_secret_file
-        .as_deref()
-        .map(Device::read_secret)
-        .transpose()?;
-    let password = device
-        .password_file
-        .as_deref()
-        .map(Device::read_secret)
-        .transpose()?;
-    Ok(Settings {
+/// The secrets (read once: the transport logs in with them, the session answers the enable
+/// question and redacts them) and the deadlines a session needs.
+fn session_settings(device: &Device, save: bool) -> Result<(Secrets, Settings), Error> {
+    let secrets = Secrets::read(device)?;
+    let settings = Settings {
         device: device.name.clone(),
         command_timeout: device
             .command_timeout
             .min(device.request_timeout)
             .max(Duration::from_millis(1)),
         deadline: Instant::now() + device.request_timeout,
-        enable_secret,
-        secrets: password.into_iter().collect(),
+        enable_secret: secrets.enable_secret.clone(),
+        secrets: secrets.values().cloned().collect(),
         save,
-    })
-}
-
-fn check_transport_fits(device: &Device, kind: Kind) -> Result<(), Error> {
-    if device.transport == TransportKind::Local && kind == Kind::Cli {
-        return Err(Error::ConfigMessage(format!(
-            "devices.{}: transport local runs commands only; platform {} needs an interactive CLI",
-            device.name, device.platform
-        )));
-    }
-    Ok(())
+    };
+    Ok((secrets, settings))
 }
 
 #[cfg(test)]

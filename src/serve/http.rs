@@ -322,7 +322,11 @@ pub fn write_response(
     response: &HttpResponse,
     close: bool,
 ) -> std::io::Result<()> {
-    out.write_all(&response.to_bytes(&crate::util::timefmt::http_date_now(), close))?;
+    // IMF-fixdate (RFC 9110): `Sun, 29 Nov 2026 21:55:35 GMT`.
+    let date = jiff::fmt::rfc2822::DateTimePrinter::new()
+        .timestamp_to_rfc9110_string(&jiff::Timestamp::now())
+        .unwrap_or_default();
+    out.write_all(&response.to_bytes(&date, close))?;
     out.flush()
 }
 

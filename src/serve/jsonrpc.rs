@@ -17,10 +17,10 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::intake::cli::ServeJsonrpcArgs;
+use crate::report::Outcome;
 use crate::report::Report;
 use crate::request::RawRequest;
-use crate::run::{self, Origin, Outcome};
+use crate::run::{self, Origin};
 use crate::serve::htpasswd::{AuthError, Htpasswd};
 use crate::serve::http::{self, Connection, HttpRequest, HttpResponse, ReadError};
 
@@ -67,9 +67,20 @@ pub struct CallContext<'a> {
     pub origin: Origin,
 }
 
+/// How `serve-jsonrpc` serves its connection.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// htpasswd file with bcrypt hashes for HTTP Basic authentication.
+    pub htpasswd: std::path::PathBuf,
+    /// Policy scope (`[callers.NAME]`) for every user; default: the authenticated user.
+    pub caller: Option<String>,
+    /// Close the connection after this long idle between requests.
+    pub idle_timeout: Duration,
+}
+
 /// Serves one connection on stdin/stdout until the client closes it, asks to close, or is
 /// idle too long. Returns an [`Outcome`] with nothing more to print.
-pub fn serve_inetd(config: &Path, args: &ServeJsonrpcArgs) -> Outcome {
+pub fn serve_inetd(config: &Path, args: &Options) -> Outcome {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let remote = std::env::var("REMOTE_ADDR")
@@ -78,7 +89,7 @@ pub fn serve_inetd(config: &Path, args: &ServeJsonrpcArgs) -> Outcome {
         .filter(|a| crate::request::validate::identifier("remote", a).is_ok() || a.contains(':'))
         .map(|a| crate::request::validate::printable(&a));
     let code = serve(
-        Connection::new(std::io::stdin(), Duration::from_secs(args.idle_timeout)),
+        Connection::new(std::io::stdin(), args.idle_timeout),
         &mut out,
         config,
         args,
@@ -96,7 +107,7 @@ pub fn serve(
     mut conn: Connection,
     out: &mut dyn Write,
     config: &Path,
-    args: &ServeJsonrpcArgs,
+    args: &Options,
     remote: Option<String>,
 ) -> u8 {
     let htpasswd = Htpasswd::load(&args.htpasswd);
@@ -153,6 +164,7 @@ pub fn serve(
                     origin: Origin {
                         http_user: Some(user),
                         remote: remote.clone(),
+                        ssh_connection: None,
                     },
                 };
                 respond(&req, &ctx)

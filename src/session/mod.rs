@@ -1,31 +1,36 @@
-//! The session: the conversation with a device, for both platform kinds.
+//! The session: the conversation with a device, over either channel.
 //!
-//! CLI: read until a prompt of the platform or a deadline — never sleep-and-hope — and match
-//! only the text received since the current line was sent (after its echo), in a bounded
-//! tail window, with `\r`, backspaces and ANSI sequences stripped. The mode is worked out
-//! once from the login prompt (which also pins the host name) and then tracked from each
-//! prompt. A line's result is failed until its output has been checked against the
-//! platform's failure indicators. On the first failure the platform's abort lines run, the
-//! session leaves configuration mode and closes; the error names the line.
+//! CLI (`cli`): prompt-driven, the mode tracked from each prompt; a line's result is failed
+//! until its output has been checked against the platform's failure indicators. On the first
+//! failure the platform's abort lines run, the session leaves configuration mode and closes;
+//! the error names the line. Exec (`exec`): each line runs on its own channel, judged by
+//! exit status and failure indicators.
 //!
-//! Exec: each line runs on its own channel, judged by exit status and failure indicators.
+//! A *dry* session ([`Session::dry`]) runs the same code without a connection and records
+//! every line it would send: `--dry-run` shows what a real session sends when the device
+//! lands in the expected login mode and the ports need the change.
 //!
-//! [`script`] is the same sequence as data, for `--dry-run`.
+//! This layer takes the platform and the plan as data; it knows nothing of requests,
+//! policy or how the configuration was loaded.
 
+mod clean;
+mod cli;
+mod exec;
 pub mod plan;
 
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{Kind, Platform};
-use crate::transport::{Chunk, Connection, Exec, Shell, TransportError};
+pub use clean::Cleaner;
+use cli::CliSession;
+pub use exec::judge_status;
+use exec::ExecSession;
 use plan::{Line, Plan};
 
-/// How much of the cleaned output is searched for a prompt or a question.
-const TAIL_WINDOW: usize = 1024;
-/// Largest output kept per command (the rest is dropped from the start).
-const MAX_OUTPUT: usize = 256 * 1024;
+use crate::catalog::{Channel, Platform};
+use crate::transport::{Connection, ExecOutput, TransportError};
+
 /// Shown in messages instead of a secret.
 pub const REDACTED: &str = "********";
 
@@ -132,120 +137,6 @@ pub struct Transcript {
     pub round_trips: u32,
 }
 
-/// Where a scripted line runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    /// Session setup (paging, width).
-    Setup,
-    /// A mode change.
-    Navigate,
-    /// A configuration line from the plan.
-    Config,
-    /// Commit / apply.
-    Commit,
-    /// Save.
-    Save,
-    /// Leaving.
-    Close,
-    /// A show line reading a port back (`--verify`, `verify_port`).
-    Read,
-}
-
-/// The full sequence of lines a plan needs on a platform, starting from `start_mode`
-/// (CLI) — what `--dry-run` shows, and what a session sends when the device lands in the
-/// expected login mode.
-pub fn script(platform: &Platform, plan: &Plan, save: bool) -> Vec<(Phase, String)> {
-    let mut out = Vec::new();
-    match platform.kind {
-        Kind::Exec => {
-            out.extend(plan.lines.iter().map(|l| (Phase::Config, l.text.clone())));
-            out.extend(platform.commit.iter().map(|l| (Phase::Commit, l.clone())));
-            if save {
-                out.extend(platform.save.iter().map(|l| (Phase::Save, l.clone())));
-            }
-        }
-        Kind::Cli => {
-            out.extend(platform.on_open.iter().map(|l| (Phase::Setup, l.clone())));
-            let nav = |from: &str, to: &str| platform.path(from, to).unwrap_or_default();
-            out.extend(
-                nav(&platform.login_mode, &platform.config_mode)
-                    .into_iter()
-                    .map(|(l, _, _)| (Phase::Navigate, l)),
-            );
-            out.extend(plan.lines.iter().map(|l| (Phase::Config, l.text.clone())));
-            out.extend(platform.commit.iter().map(|l| (Phase::Commit, l.clone())));
-            out.extend(
-                nav(&platform.config_mode, &platform.save_mode)
-                    .into_iter()
-                    .map(|(l, _, _)| (Phase::Navigate, l)),
-            );
-            if save {
-                out.extend(platform.save.iter().map(|l| (Phase::Save, l.clone())));
-            }
-            out.extend(platform.close.iter().map(|l| (Phase::Close, l.clone())));
-        }
-    }
-    out
-}
-
-/// The sequence with reads: `reads` before the plan and again after it (`--verify`), or
-/// only the reads when there is no plan (`verify_port`). `read_mode` is the mode the reads
-/// are typed in (CLI; default the save mode).
-pub fn script_with_reads(
-    platform: &Platform,
-    plan: Option<&Plan>,
-    save: bool,
-    reads: &[Line],
-    read_mode: Option<&str>,
-) -> Vec<(Phase, String)> {
-    let read = |out: &mut Vec<(Phase, String)>| {
-        out.extend(reads.iter().map(|l| (Phase::Read, l.text.clone())));
-    };
-    let mut out = Vec::new();
-    match platform.kind {
-        Kind::Exec => {
-            read(&mut out);
-            if let Some(plan) = plan {
-                out.extend(plan.lines.iter().map(|l| (Phase::Config, l.text.clone())));
-                out.extend(platform.commit.iter().map(|l| (Phase::Commit, l.clone())));
-                read(&mut out);
-                if save {
-                    out.extend(platform.save.iter().map(|l| (Phase::Save, l.clone())));
-                }
-            }
-        }
-        Kind::Cli => {
-            let rmode = read_mode.unwrap_or(&platform.save_mode);
-            let nav = |out: &mut Vec<(Phase, String)>, from: &str, to: &str| {
-                out.extend(
-                    platform
-                        .path(from, to)
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|(l, _, _)| (Phase::Navigate, l)),
-                )
-            };
-            out.extend(platform.on_open.iter().map(|l| (Phase::Setup, l.clone())));
-            nav(&mut out, &platform.login_mode, rmode);
-            read(&mut out);
-            if let Some(plan) = plan {
-                nav(&mut out, rmode, &platform.config_mode);
-                out.extend(plan.lines.iter().map(|l| (Phase::Config, l.text.clone())));
-                out.extend(platform.commit.iter().map(|l| (Phase::Commit, l.clone())));
-                nav(&mut out, &platform.config_mode, rmode);
-                read(&mut out);
-                nav(&mut out, rmode, &platform.save_mode);
-                if save {
-                    out.extend(platform.save.iter().map(|l| (Phase::Save, l.clone())));
-                }
-            }
-            out.extend(platform.close.iter().map(|l| (Phase::Close, l.clone())));
-        }
-    }
-    out
-}
-
 /// Settings a session needs besides the platform.
 pub struct Settings {
     /// Device name (for messages).
@@ -283,6 +174,16 @@ pub fn run(
     (transcript, applied.result.and(finished.result))
 }
 
+/// The lines a dry session records for `plan`: what [`run`] sends when the device lands
+/// in the expected login mode (`--dry-run` of a plain plan).
+pub fn dry_lines(platform: &Platform, plan: &Plan, settings: &Settings) -> Vec<String> {
+    let (mut session, opened) = Session::dry(platform, settings);
+    let mut t = opened.transcript;
+    t.append(session.apply(plan, settings.deadline).transcript);
+    t.append(session.finish().transcript);
+    t.commands.into_iter().map(|c| c.input).collect()
+}
+
 /// One part of a session: the lines sent for it and how it ended.
 #[derive(Debug)]
 pub struct Segment {
@@ -314,6 +215,27 @@ pub struct Session<'a> {
     inner: Inner<'a>,
     healthy: bool,
     applied: bool,
+    dry: bool,
+}
+
+/// One [`Session::exec`] line: what was recorded and its unjudged output.
+#[derive(Debug)]
+pub struct Ran {
+    /// The line, with its output and round trip.
+    pub transcript: Transcript,
+    /// Its output, or how the transport failed under it.
+    pub result: Result<ExecOutput, SessionError>,
+}
+
+impl Ran {
+    fn lost() -> Ran {
+        Ran {
+            transcript: Transcript::default(),
+            result: Err(SessionError::Transport(TransportError::Lost(
+                "the session is unusable after an earlier failure".into(),
+            ))),
+        }
+    }
 }
 
 enum Inner<'a> {
@@ -328,13 +250,32 @@ impl<'a> Session<'a> {
         platform: &'a Platform,
         settings: &'a Settings,
     ) -> (Session<'a>, Segment) {
-        let (inner, result) = match conn {
-            Connection::Shell(shell) => {
+        match conn {
+            Connection::Shell(shell) => Session::start(Some(shell), None, platform, settings),
+            Connection::Exec(exec) => Session::start(None, Some(exec), platform, settings),
+        }
+    }
+
+    /// A session without a connection: every line is recorded as sent, every read answers
+    /// nothing, every navigation line lands where the catalog says (`--dry-run`).
+    pub fn dry(platform: &'a Platform, settings: &'a Settings) -> (Session<'a>, Segment) {
+        Session::start(None, None, platform, settings)
+    }
+
+    fn start(
+        shell: Option<Box<dyn crate::transport::Shell>>,
+        exec: Option<Box<dyn crate::transport::Exec>>,
+        platform: &'a Platform,
+        settings: &'a Settings,
+    ) -> (Session<'a>, Segment) {
+        let dry = shell.is_none() && exec.is_none();
+        let (inner, result) = match platform.kind.channel() {
+            Channel::Shell if exec.is_none() => {
                 let mut s = CliSession::new(shell, platform, settings);
                 let r = s.open();
                 (Inner::Cli(s), r)
             }
-            Connection::Exec(exec) => (
+            _ => (
                 Inner::Exec(ExecSession {
                     exec,
                     platform,
@@ -350,9 +291,44 @@ impl<'a> Session<'a> {
             inner,
             healthy: result.is_ok(),
             applied: false,
+            dry,
         };
         let transcript = session.take_transcript();
         (session, Segment { transcript, result })
+    }
+
+    /// A dry run: nothing is sent, reads answer nothing.
+    pub fn is_dry(&self) -> bool {
+        self.dry
+    }
+
+    /// Runs one exec line and returns its output unjudged (drivers with their own reading of
+    /// exit status and output: ovs-vsctl). The line is recorded; a CLI session refuses.
+    pub fn exec(&mut self, line: &Line, deadline: Instant) -> Ran {
+        if !self.healthy {
+            return Ran::lost();
+        }
+        let result = match &mut self.inner {
+            Inner::Exec(s) => {
+                s.deadline = deadline;
+                s.exec_raw(line)
+            }
+            Inner::Cli(_) => Err(SessionError::Transport(TransportError::Config(
+                "this platform's commands need an exec channel (transport local, ssh or command)"
+                    .into(),
+            ))),
+        };
+        if result.is_err() {
+            self.healthy = false;
+        }
+        let transcript = self.take_transcript();
+        Ran { transcript, result }
+    }
+
+    /// Records that a change was applied through [`Session::exec`], so that
+    /// [`Session::finish`] commits and saves as after [`Session::apply`].
+    pub fn mark_applied(&mut self) {
+        self.applied = true;
     }
 
     /// Can it take another plan?
@@ -447,7 +423,9 @@ impl<'a> Session<'a> {
         let result = match &mut self.inner {
             Inner::Cli(s) => {
                 let r = if applied { s.finish() } else { Ok(()) };
-                s.shell.close(Instant::now() + Duration::from_secs(2));
+                if let Some(shell) = s.shell.as_mut() {
+                    shell.close(Instant::now() + Duration::from_secs(2));
+                }
                 r
             }
             Inner::Exec(s) if applied => s.finish(),
@@ -465,465 +443,7 @@ impl<'a> Session<'a> {
     }
 }
 
-/// Strips `\r`, applies backspaces and drops ANSI escape sequences and other control
-/// characters, across chunk boundaries.
-#[derive(Debug, Default)]
-pub struct Cleaner {
-    state: EscState,
-    pending: Vec<u8>,
-}
-
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum EscState {
-    #[default]
-    Text,
-    Esc,
-    Csi,
-    Osc,
-    OscEsc,
-}
-
-impl Cleaner {
-    /// Feeds raw bytes, appending clean text to `out`.
-    pub fn feed(&mut self, bytes: &[u8], out: &mut String) {
-        for &b in bytes {
-            match self.state {
-                EscState::Text => match b {
-                    0x1b => self.state = EscState::Esc,
-                    b'\r' | 0x00 | 0x07 => {}
-                    0x08 => {
-                        self.flush(out);
-                        if !out.ends_with('\n') {
-                            out.pop();
-                        }
-                    }
-                    b'\n' | b'\t' => {
-                        self.flush(out);
-                        out.push(b as char);
-                    }
-                    b if b < 0x20 || b == 0x7f => {}
-                    b => {
-                        self.pending.push(b);
-                        if b < 0x80
-                            || std::str::from_utf8(&self.pending).is_ok()
-                            || self.pending.len() >= 4
-                        {
-                            self.flush(out);
-                        }
-                    }
-                },
-                EscState::Esc => {
-                    self.state = match b {
-                        b'[' => EscState::Csi,
-                        b']' => EscState::Osc,
-                        _ => EscState::Text,
-                    }
-                }
-                EscState::Csi => {
-                    if (0x40..=0x7e).contains(&b) {
-                        self.state = EscState::Text;
-                    }
-                }
-                EscState::Osc => match b {
-                    0x07 => self.state = EscState::Text,
-                    0x1b => self.state = EscState::OscEsc,
-                    _ => {}
-                },
-                EscState::OscEsc => self.state = EscState::Text,
-            }
-        }
-    }
-
-    fn flush(&mut self, out: &mut String) {
-        if !self.pending.is_empty() {
-            // C1 controls arrive UTF-8 encoded (U+009B is an 8-bit CSI): dropped like the
-            // ASCII ones.
-            out.extend(
-                String::from_utf8_lossy(&self.pending)
-                    .chars()
-                    .filter(|c| !c.is_control()),
-            );
-            self.pending.clear();
-        }
-    }
-}
-
-struct CliSession<'a> {
-    shell: Box<dyn Shell>,
-    platform: &'a Platform,
-    settings: &'a Settings,
-    /// Host name pinned from the login prompt.
-    host: Option<String>,
-    /// Each mode's prompt with the pinned host written in literally (`None`: the mode's
-    /// prompt has no `host` group).
-    pinned: Vec<Option<regex::Regex>>,
-    mode: String,
-    /// Deadline of the current part of the session.
-    deadline: Instant,
-    transcript: Transcript,
-}
-
-/// What to wait for after a line.
-struct Wait<'w> {
-    /// The line sent (for echo detection and messages); empty at login.
-    line: &'w str,
-    /// Answer the enable-secret question.
-    secret: bool,
-}
-
-impl<'a> CliSession<'a> {
-    fn new(shell: Box<dyn Shell>, platform: &'a Platform, settings: &'a Settings) -> Self {
-        CliSession {
-            shell,
-            platform,
-            settings,
-            host: None,
-            pinned: Vec::new(),
-            mode: String::new(),
-            deadline: settings.deadline,
-            transcript: Transcript::default(),
-        }
-    }
-
-    /// Login prompt and setup lines.
-    fn open(&mut self) -> Result<(), SessionError> {
-        self.wait(&Wait {
-            line: "",
-            secret: false,
-        })?;
-        for line in &self.platform.on_open {
-            self.command(line)?;
-        }
-        Ok(())
-    }
-
-    /// Configuration mode, the plan's lines and the commit; on failure the abort.
-    fn apply(&mut self, plan: &Plan) -> Result<(), SessionError> {
-        let config_mode = self.platform.config_mode.clone();
-        self.goto(&config_mode)?;
-        let applied = self.configure(plan);
-        if let Err(e) = applied {
-            self.abort();
-            return Err(e);
-        }
-        Ok(())
-    }
-
-    /// Show lines in `mode` (default: the save mode); their outputs.
-    fn read(
-        &mut self,
-        lines: &[Line],
-        mode: Option<&str>,
-        outputs: &mut Vec<String>,
-    ) -> Result<(), SessionError> {
-        let target = mode.unwrap_or(&self.platform.save_mode).to_string();
-        self.goto(&target)?;
-        for l in lines {
-            outputs.push(self.send_and_wait(&l.text, false)?);
-        }
-        Ok(())
-    }
-
-    /// Out of configuration mode, save, leave.
-    fn finish(&mut self) -> Result<(), SessionError> {
-        let p = self.platform;
-        self.leave_config()?;
-        if self.settings.save {
-            for line in &p.save {
-                self.command(line)?;
-            }
-        }
-        for line in &p.close {
-            // Leaving: no prompt follows the last exit.
-            let _ = self.shell.send(format!("{line}\n").as_bytes());
-            self.record(line, String::new(), Instant::now());
-        }
-        Ok(())
-    }
-
-    fn configure(&mut self, plan: &Plan) -> Result<(), SessionError> {
-        for Line { text, .. } in &plan.lines {
-            self.command(text)?;
-            if !self.in_config() {
-                return Err(SessionError::UnexpectedMode {
-                    line: text.clone(),
-                    expected: "a configuration mode".into(),
-                    actual: self.mode.clone(),
-                });
-            }
-        }
-        for line in &self.platform.commit {
-            self.command(line)?;
-        }
-        Ok(())
-    }
-
-    /// After a failure: discard what the platform can discard, get out of configuration
-    /// mode so the device is left clean. Errors here are secondary and not reported.
-    fn abort(&mut self) {
-        if self.in_config() {
-            for line in &self.platform.abort {
-                if self.command(line).is_err() {
-                    return;
-                }
-            }
-            let _ = self.leave_config();
-        }
-    }
-
-    fn in_config(&self) -> bool {
-        self.platform.mode(&self.mode).is_some_and(|m| m.config)
-    }
-
-    fn leave_config(&mut self) -> Result<(), SessionError> {
-        let target = self.platform.save_mode.clone();
-        self.goto(&target)
-    }
-
-    /// Walks the catalog's transitions from the current mode to `target`.
-    fn goto(&mut self, target: &str) -> Result<(), SessionError> {
-        if self.mode == target {
-            return Ok(());
-        }
-        let path =
-            self.platform
-                .path(&self.mode, target)
-                .ok_or_else(|| SessionError::UnexpectedMode {
-                    line: String::new(),
-                    expected: format!("a way from {} to {target}", self.mode),
-                    actual: self.mode.clone(),
-                })?;
-        for (line, lands, secret) in path {
-            self.send_and_wait(&line, secret)?;
-            if self.mode != lands {
-                return Err(SessionError::UnexpectedMode {
-                    line,
-                    expected: lands,
-                    actual: self.mode.clone(),
-                });
-            }
-        }
-        Ok(())
-    }
-
-    /// Sends a line, waits for the prompt, checks the output for failure indicators.
-    fn command(&mut self, line: &str) -> Result<(), SessionError> {
-        self.send_and_wait(line, false).map(|_| ())
-    }
-
-    fn send_and_wait(&mut self, line: &str, secret: bool) -> Result<String, SessionError> {
-        let started = Instant::now();
-        log::debug!("{}: send {line:?}", self.settings.device);
-        self.shell.send(format!("{line}\n").as_bytes())?;
-        let output = self.wait(&Wait { line, secret })?;
-        log::debug!(
-            "{}: prompt of mode {} after {} ms",
-            self.settings.device,
-            self.mode,
-            started.elapsed().as_millis()
-        );
-        self.record(line, output.clone(), started);
-        if secret && find_indicator(&self.platform.failures, &output).is_some() {
-            return Err(SessionError::SecretRefused);
-        }
-        if let Some(ind) = find_indicator(&self.platform.temporary_failures, &output) {
-            return Err(SessionError::Busy {
-                line: line.to_string(),
-                indicator: ind,
-            });
-        }
-        if let Some(ind) = find_indicator(&self.platform.failures, &output) {
-            if find_indicator(&self.platform.idempotent, &output).is_none() {
-                return Err(SessionError::Rejected {
-                    line: line.to_string(),
-                    indicator: ind,
-                });
-            }
-        }
-        Ok(output)
-    }
-
-    fn record(&mut self, line: &str, output: String, started: Instant) {
-        self.transcript.commands.push(CommandRecord {
-            input: line.to_string(),
-            output: self.redact(&output),
-            elapsed_ms: started.elapsed().as_millis() as u64,
-        });
-    }
-
-    fn redact(&self, text: &str) -> String {
-        redact(
-            text,
-            self.settings
-                .enable_secret
-                .iter()
-                .chain(&self.settings.secrets),
-        )
-    }
-
-    /// Reads until a prompt (after the echo of `w.line`), answering declared questions.
-    /// Returns the output between echo and prompt; updates the mode and pinned host.
-    fn wait(&mut self, w: &Wait) -> Result<String, SessionError> {
-        let p = self.platform;
-        let now = Instant::now();
-        let deadline = (now + self.settings.command_timeout).min(self.deadline);
-        let awaited = if w.line.is_empty() {
-            "the login prompt".to_string()
-        } else {
-            format!("the prompt after {:?}", w.line)
-        };
-        let mut cleaner = Cleaner::default();
-        let mut text = String::new();
-        // Where output starts (after the echo) and where the next search for questions starts.
-        let mut body_start: Option<usize> = if w.line.is_empty() || !p.echo {
-            Some(0)
-        } else {
-            None
-        };
-        let mut scan_from = 0usize;
-        let mut secret_sent = false;
-        self.transcript.round_trips += 1;
-        loop {
-            if body_start.is_none() {
-                body_start = find_echo(&text, w.line);
-                if let Some(b) = body_start {
-                    scan_from = b;
-                }
-            }
-            if let Some(start) = body_start {
-                let from = scan_from.max(start);
-                let tail_start =
-                    floor_char(&text, text.len().saturating_sub(TAIL_WINDOW).max(from));
-                let tail = &text[tail_start..];
-                if let Some((mode, host, at)) = self.match_prompt(tail) {
-                    if self.host.is_none() {
-                        if let Some(h) = &host {
-                            self.pinned = p.modes.iter().map(|m| m.prompt.pinned(h)).collect();
-                        }
-                        self.host = host;
-                    }
-                    self.mode = mode;
-                    let out = text[start..tail_start + at].trim_matches('\n').to_string();
-                    return Ok(out);
-                }
-                if let Some(sp) = p.secret_prompt.as_ref().filter(|_| w.secret) {
-                    if sp.matches(tail).is_some() {
-                        if secret_sent {
-                            // Asked again after we answered: the secret was wrong.
-                            return Err(SessionError::SecretRefused);
-                        }
-                        let secret = self.settings.enable_secret.clone().ok_or_else(|| {
-                            SessionError::NoSecret {
-                                line: w.line.to_string(),
-                                device: self.settings.device.clone(),
-                            }
-                        })?;
-                        self.shell.send(format!("{secret}\n").as_bytes())?;
-                        secret_sent = true;
-                        scan_from = text.len();
-                        self.transcript.round_trips += 1;
-                        continue;
-                    }
-                }
-                if let Some(r) = p
-                    .responses
-                    .iter()
-                    .find(|r| r.prompt.matches(tail).is_some())
-                {
-                    let answer = if r.newline {
-                        format!("{}\n", r.answer)
-                    } else {
-                        r.answer.clone()
-                    };
-                    self.shell.send(answer.as_bytes())?;
-                    scan_from = text.len();
-                    self.transcript.round_trips += 1;
-                    continue;
-                }
-            }
-            match self.shell.recv(deadline) {
-                Ok(Chunk::Data(bytes)) => {
-                    cleaner.feed(&bytes, &mut text);
-                    if text.len() > MAX_OUTPUT {
-                        // Keep the tail; positions before the cut are no longer needed
-                        // once the echo has been found.
-                        let cut = floor_char(&text, text.len() - MAX_OUTPUT / 2);
-                        text.drain(..cut);
-                        body_start = body_start.map(|b| b.saturating_sub(cut));
-                        scan_from = scan_from.saturating_sub(cut);
-                    }
-                }
-                Ok(Chunk::Eof) => {
-                    let diag = self.shell.diagnostics();
-                    let mut tail = tail_of(&text, 300);
-                    if !diag.trim().is_empty() {
-                        tail.push_str(&format!(" [stderr: {}]", tail_of(&diag, 300)));
-                    }
-                    return Err(SessionError::Closed {
-                        awaited,
-                        tail: self.redact(&tail),
-                    });
-                }
-                Err(TransportError::Timeout { .. }) => {
-                    return Err(SessionError::Timeout {
-                        awaited,
-                        waited: now.elapsed(),
-                        tail: self.redact(&tail_of(&text, 300)),
-                    })
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-    }
-
-    /// The mode whose prompt ends `tail` (respecting the pinned host), with the host
-    /// capture and where the prompt starts in `tail`.
-    fn match_prompt(&self, tail: &str) -> Option<(String, Option<String>, usize)> {
-        for (i, m) in self.platform.modes.iter().enumerate() {
-            let regex = self
-                .pinned
-                .get(i)
-                .and_then(Option::as_ref)
-                .unwrap_or(&m.prompt.regex);
-            if let Some(caps) = regex.captures(tail) {
-                let host = caps.name("host").map(|h| h.as_str().to_string());
-                if let (Some(pinned), Some(h)) = (&self.host, &host) {
-                    if pinned != h {
-                        continue;
-                    }
-                }
-                let at = caps.get(0).map(|x| x.start()).unwrap_or(tail.len());
-                return Some((m.name.clone(), host, at));
-            }
-        }
-        None
-    }
-}
-
-/// Where the output of `line` starts: just after the line's echo, if it has arrived.
-/// Long lines may come back wrapped or scrolled, so the end of the line is what is sought.
-fn find_echo(text: &str, line: &str) -> Option<usize> {
-    let needle = line.trim_end();
-    let suffix_start = floor_char(needle, needle.len().saturating_sub(40));
-    let suffix = &needle[suffix_start..];
-    let pos = text.find(suffix)?;
-    let end = pos + suffix.len();
-    // The echo is complete at its newline.
-    text[end..].find('\n').map(|nl| end + nl + 1)
-}
-
-fn floor_char(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn tail_of(text: &str, n: usize) -> String {
-    text[floor_char(text, text.len().saturating_sub(n))..].to_string()
-}
-
-fn find_indicator(patterns: &[regex::Regex], output: &str) -> Option<String> {
+pub(crate) fn find_indicator(patterns: &[regex::Regex], output: &str) -> Option<String> {
     for line in output.lines() {
         if patterns.iter().any(|r| r.is_match(line)) {
             return Some(line.trim().to_string());
@@ -943,117 +463,14 @@ pub fn redact<'s>(text: &str, secrets: impl Iterator<Item = &'s String>) -> Stri
     out
 }
 
-struct ExecSession<'a> {
-    exec: Box<dyn Exec>,
-    platform: &'a Platform,
-    settings: &'a Settings,
-    /// Deadline of the current part of the session.
-    deadline: Instant,
-    transcript: Transcript,
-    /// Every abort line of the last failed plan succeeded.
-    aborted_cleanly: bool,
-}
-
-impl ExecSession<'_> {
-    fn apply(&mut self, plan: &Plan) -> Result<(), SessionError> {
-        let p = self.platform;
-        let mut lines: Vec<Line> = plan.lines.clone();
-        lines.extend(p.commit.iter().map(|l| Line::words(l)));
-        if let Err(e) = lines.iter().try_for_each(|l| self.run_line(l).map(|_| ())) {
-            self.aborted_cleanly = true;
-            for l in p.abort.iter().map(|l| Line::words(l)) {
-                if self.run_line(&l).is_err() {
-                    self.aborted_cleanly = false;
-                }
-            }
-            return Err(e);
-        }
-        Ok(())
-    }
-
-    fn finish(&mut self) -> Result<(), SessionError> {
-        if self.settings.save {
-            for l in self.platform.save.iter().map(|l| Line::words(l)) {
-                self.run_line(&l)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Runs one line; its standard output (for reads).
-    fn run_line(&mut self, line: &Line) -> Result<String, SessionError> {
-        let started = Instant::now();
-        let deadline = (started + self.settings.command_timeout).min(self.deadline);
-        let argv = line
-            .argv
-            .clone()
-            .unwrap_or_else(|| line.text.split_whitespace().map(str::to_string).collect());
-        self.transcript.round_trips += 1;
-        let out = self
-            .exec
-            .exec(&argv, &line.text, deadline)
-            .map_err(|e| match e {
-                // The line's own clock: the transport's may start after channel setup.
-                TransportError::Timeout { .. } => SessionError::Timeout {
-                    awaited: format!("{:?} to finish", line.text),
-                    waited: started.elapsed(),
-                    tail: String::new(),
-                },
-                other => other.into(),
-            })?;
-        let both = format!("{}{}", out.stdout, out.stderr);
-        let secrets = self
-            .settings
-            .enable_secret
-            .iter()
-            .chain(&self.settings.secrets);
-        let shown = redact(both.trim_end(), secrets);
-        self.transcript.commands.push(CommandRecord {
-            input: line.text.clone(),
-            output: shown.clone(),
-            elapsed_ms: started.elapsed().as_millis() as u64,
-        });
-        if let Some(ind) = find_indicator(&self.platform.temporary_failures, &shown) {
-            return Err(SessionError::Busy {
-                line: line.text.clone(),
-                indicator: ind,
-            });
-        }
-        let already = find_indicator(&self.platform.idempotent, &shown).is_some();
-        if out.status != 0 && !already {
-            let why = shown
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("")
-                .trim()
-                .to_string();
-            return Err(SessionError::Rejected {
-                line: line.text.clone(),
-                indicator: format!(
-                    "exit status {}{}",
-                    out.status,
-                    if why.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {why}")
-                    }
-                ),
-            });
-        }
-        if let Some(ind) = find_indicator(&self.platform.failures, &shown).filter(|_| !already) {
-            return Err(SessionError::Rejected {
-                line: line.text.clone(),
-                indicator: ind,
-            });
-        }
-        Ok(out.stdout)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::{Chunk, Shell};
+
+    fn script(p: &Platform, plan: &Plan, save: bool) -> Vec<String> {
+        dry_lines(p, plan, &settings(save, None))
+    }
     use crate::catalog::Catalog;
     use std::collections::VecDeque;
 
@@ -1167,10 +584,7 @@ mod tests {
             );
             r.unwrap_or_else(|e| panic!("chunk {chunk}: {e}"));
             let sent: Vec<String> = t.commands.iter().map(|c| c.input.clone()).collect();
-            let scripted: Vec<String> = script(p, &ios_plan(), true)
-                .into_iter()
-                .map(|(_, l)| l)
-                .collect();
+            let scripted = script(p, &ios_plan(), true);
             assert_eq!(sent, scripted, "chunk {chunk}");
             // copy + the confirmation answered = 2 waits for one line
             assert_eq!(
@@ -1372,10 +786,7 @@ mod tests {
             );
             r.unwrap_or_else(|e| panic!("chunk {chunk}: {e}"));
             let sent: Vec<String> = t.commands.iter().map(|c| c.input.clone()).collect();
-            let scripted: Vec<String> = script(p, &plan, false)
-                .into_iter()
-                .map(|(_, l)| l)
-                .collect();
+            let scripted = script(p, &plan, false);
             assert_eq!(sent, scripted);
         }
     }
@@ -1408,8 +819,7 @@ mod tests {
             );
             r.unwrap_or_else(|e| panic!("chunk {chunk}: {e}"));
             let sent: Vec<String> = t.commands.iter().map(|c| c.input.clone()).collect();
-            let scripted: Vec<String> =
-                script(p, &plan, true).into_iter().map(|(_, l)| l).collect();
+            let scripted = script(p, &plan, true);
             assert_eq!(sent, scripted, "chunk {chunk}");
         }
     }

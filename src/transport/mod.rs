@@ -12,7 +12,8 @@ pub mod ssh;
 
 use std::time::{Duration, Instant};
 
-use crate::config::{Device, TransportKind};
+use crate::catalog::Channel;
+use crate::config::{Device, Secrets, TransportKind};
 
 /// A transport failure, with the stage that failed.
 #[derive(Debug, thiserror::Error)]
@@ -123,26 +124,40 @@ impl Connection {
     }
 }
 
-/// Opens the device's transport for the platform kind.
+/// Whether the device's transport can carry `channel`: the `local` transport runs commands
+/// only. Checked before the device is locked, and by `mercury check`.
+pub fn fits(device: &Device, channel: Channel) -> Result<(), TransportError> {
+    if device.transport == TransportKind::Local && channel == Channel::Shell {
+        return Err(unfit(device));
+    }
+    Ok(())
+}
+
+fn unfit(device: &Device) -> TransportError {
+    TransportError::Config(format!(
+        "devices.{}: transport local runs commands only; platform {} needs an interactive CLI",
+        device.name, device.platform
+    ))
+}
+
+/// Opens the device's transport for `channel`, logging in with `secrets` (the caller has
+/// checked that the transport [`fits`]).
 pub fn open(
     device: &Device,
-    kind: crate::catalog::Kind,
+    secrets: &Secrets,
+    channel: Channel,
     deadline: Instant,
 ) -> Result<Connection, TransportError> {
-    use crate::catalog::Kind;
-    match (&device.transport, kind) {
-        (TransportKind::Command { argv }, Kind::Cli) => Ok(Connection::Shell(Box::new(
+    match (&device.transport, channel) {
+        (TransportKind::Command { argv }, Channel::Shell) => Ok(Connection::Shell(Box::new(
             command::CommandShell::spawn(argv)?,
         ))),
-        (TransportKind::Command { argv }, Kind::Exec) => Ok(Connection::Exec(Box::new(
+        (TransportKind::Command { argv }, Channel::Exec) => Ok(Connection::Exec(Box::new(
             command::CommandExec::new(argv.clone()),
         ))),
-        (TransportKind::Local, Kind::Exec) => Ok(Connection::Exec(Box::new(local::LocalExec))),
-        (TransportKind::Local, Kind::Cli) => Err(TransportError::Config(format!(
-            "devices.{}: transport local runs commands only; platform {} needs an interactive CLI",
-            device.name, device.platform
-        ))),
-        (TransportKind::Ssh, kind) => ssh::open(device, kind, deadline),
+        (TransportKind::Local, Channel::Exec) => Ok(Connection::Exec(Box::new(local::LocalExec))),
+        (TransportKind::Local, Channel::Shell) => Err(unfit(device)),
+        (TransportKind::Ssh, channel) => ssh::open(device, secrets, channel, deadline),
     }
 }
 

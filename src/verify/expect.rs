@@ -8,9 +8,8 @@ use serde_json::{json, Value};
 
 use super::parse::lag_name;
 use super::state::{vlan_list, PortState};
-use crate::catalog::Platform;
+use crate::catalog::{Platform, Unsupported};
 use crate::config::Device;
-use crate::driver::Unsupported;
 use crate::request::{Op, PortChange, PortMode, Request};
 
 /// The mode a port must (or must not) be in.

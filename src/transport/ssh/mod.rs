@@ -34,8 +34,8 @@ use rustix::event::{PollFd, PollFlags, Timespec};
 use ssh2::{BlockDirections, ErrorCode, MethodType, Session};
 
 use super::{remaining, Chunk, Connection, Exec, ExecOutput, Shell, TransportError};
-use crate::catalog::Kind;
-use crate::config::{Device, TRUST_ON_FIRST_USE};
+use crate::catalog::Channel;
+use crate::config::{Device, Secrets, TRUST_ON_FIRST_USE};
 use known_hosts::{fingerprint, host_name, key_type, KnownHosts, Verdict};
 
 /// The terminal type asked for with the PTY: no colours, no cursor addressing.
@@ -61,11 +61,16 @@ const GOODBYE: Duration = Duration::from_millis(500);
 
 /// Opens an SSH connection to the device: the PTY shell for CLI platforms, an exec runner
 /// for exec platforms.
-pub fn open(device: &Device, kind: Kind, deadline: Instant) -> Result<Connection, TransportError> {
+pub fn open(
+    device: &Device,
+    secrets: &Secrets,
+    channel: Channel,
+    deadline: Instant,
+) -> Result<Connection, TransportError> {
     if let Some(problem) = check(device).into_iter().next() {
         return Err(TransportError::Config(problem));
     }
-    let creds = Creds::read(device)?;
+    let creds = Creds::new(device, secrets);
     let target = Hop::target(device)?;
     let hop_deadline = || (Instant::now() + device.connect_timeout).min(deadline);
 
@@ -91,8 +96,8 @@ pub fn open(device: &Device, kind: Kind, deadline: Instant) -> Result<Connection
         connect_deadline,
         deadline,
     )?;
-    let conn = match kind {
-        Kind::Cli => {
+    let conn = match channel {
+        Channel::Shell => {
             let channel = est.link.open_shell(est.auth_deadline)?;
             let warnings = learned(est.learn)?;
             Connection::Shell(Box::new(SshShell {
@@ -103,7 +108,7 @@ pub fn open(device: &Device, kind: Kind, deadline: Instant) -> Result<Connection
                 warnings,
             }))
         }
-        Kind::Exec => {
+        Channel::Exec => {
             let warnings = learned(est.learn)?;
             Connection::Exec(Box::new(SshExec {
                 link: est.link,
@@ -158,7 +163,8 @@ pub fn check(device: &Device) -> Vec<String> {
     out
 }
 
-/// Credentials read from the device's files (mode-checked).
+/// Credentials for a login: the key file (mode-checked with the other secrets) and the
+/// secrets read from the device's files.
 pub(crate) struct Creds {
     key_file: Option<PathBuf>,
     passphrase: Option<String>,
@@ -166,22 +172,12 @@ pub(crate) struct Creds {
 }
 
 impl Creds {
-    fn read(device: &Device) -> Result<Creds, TransportError> {
-        let secret = |p: &Option<PathBuf>| {
-            p.as_deref()
-                .map(Device::read_secret)
-                .transpose()
-                .map_err(|e| TransportError::Config(format!("devices.{}: {e}", device.name)))
-        };
-        if let Some(k) = &device.key_file {
-            crate::config::check_secret_mode(k)
-                .map_err(|e| TransportError::Config(format!("devices.{}: {e}", device.name)))?;
-        }
-        Ok(Creds {
+    fn new(device: &Device, secrets: &Secrets) -> Creds {
+        Creds {
             key_file: device.key_file.clone(),
-            passphrase: secret(&device.passphrase_file)?,
-            password: secret(&device.password_file)?,
-        })
+            passphrase: secrets.passphrase.clone(),
+            password: secrets.password.clone(),
+        }
     }
 }
 
@@ -541,10 +537,7 @@ impl Learn {
     fn commit(self) -> Result<String, TransportError> {
         let fp = fingerprint(&self.blob);
         let kind = key_type(&self.blob).unwrap_or("unknown").to_string();
-        let comment = format!(
-            "mercury-trust-on-first-use-{}",
-            crate::util::timefmt::now_rfc3339()
-        );
+        let comment = format!("mercury-trust-on-first-use-{}", crate::util::now_rfc3339());
         match known_hosts::learn(&self.path, &self.host, self.port, &self.blob, &comment) {
             Ok(Verdict::Known) => Ok(format!(
                 "host key of {} learned (trust-on-first-use): {kind} {fp} written to {}",

@@ -45,10 +45,10 @@ pub fn parse(
 ) -> Result<PortState, String> {
     let raw = match spec.parser.as_str() {
         "ios" => ios::parse(port, outputs)?,
-        "junos" => junos::parse(port, outputs)?,
+        "junos_set" => junos::parse(port, outputs)?,
         "vrp" => vrp::parse(port, outputs)?,
         "nvue" => nvue::parse(port, outputs)?,
-        "sonic" => sonic::parse(port, outputs)?,
+        "sonic_tables" => sonic::parse(port, outputs)?,
         "srl" => srl::parse(port, outputs)?,
         "ovs_vsctl" => ovs_vsctl::parse(port, outputs)?,
         other => return Err(format!("no parser {other:?} for show output")),

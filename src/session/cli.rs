@@ -1,0 +1,431 @@
+//! The CLI session: read until a prompt of the platform or a deadline — never
+//! sleep-and-hope — and match only the text received since the current line was sent (after
+//! its echo), in a bounded tail window. The mode is worked out once from the login prompt
+//! (which also pins the host name) and then tracked from each prompt.
+//!
+//! Without a shell (a dry run) the same code runs and records every line it would send,
+//! taking each navigation line to land where the catalog says: there is one copy of the
+//! mode navigation, and `--dry-run` shows what a session sends when the device lands in the
+//! expected login mode.
+
+use std::time::Instant;
+
+use super::clean::Cleaner;
+use super::plan::{Line, Plan};
+use super::{find_indicator, redact, CommandRecord, SessionError, Settings, Transcript};
+use crate::catalog::Platform;
+use crate::transport::{Chunk, Shell, TransportError};
+
+/// How much of the cleaned output is searched for a prompt or a question.
+const TAIL_WINDOW: usize = 1024;
+/// Largest output kept per command (the rest is dropped from the start).
+const MAX_OUTPUT: usize = 256 * 1024;
+
+pub(super) struct CliSession<'a> {
+    /// `None`: a dry run, recording what would be sent.
+    pub(super) shell: Option<Box<dyn Shell>>,
+    pub(super) platform: &'a Platform,
+    settings: &'a Settings,
+    /// Host name pinned from the login prompt.
+    host: Option<String>,
+    /// Each mode's prompt with the pinned host written in literally (`None`: the mode's
+    /// prompt has no `host` group).
+    pinned: Vec<Option<regex::Regex>>,
+    pub(super) mode: String,
+    /// Deadline of the current part of the session.
+    pub(super) deadline: Instant,
+    pub(super) transcript: Transcript,
+}
+
+/// What to wait for after a line.
+struct Wait<'w> {
+    /// The line sent (for echo detection and messages); empty at login.
+    line: &'w str,
+    /// Answer the enable-secret question.
+    secret: bool,
+}
+
+impl<'a> CliSession<'a> {
+    pub(super) fn new(
+        shell: Option<Box<dyn Shell>>,
+        platform: &'a Platform,
+        settings: &'a Settings,
+    ) -> Self {
+        CliSession {
+            shell,
+            platform,
+            settings,
+            host: None,
+            pinned: Vec::new(),
+            mode: String::new(),
+            deadline: settings.deadline,
+            transcript: Transcript::default(),
+        }
+    }
+
+    /// Login prompt and setup lines.
+    pub(super) fn open(&mut self) -> Result<(), SessionError> {
+        if self.shell.is_none() {
+            self.mode = self.platform.login_mode.clone();
+        } else {
+            self.wait(&Wait {
+                line: "",
+                secret: false,
+            })?;
+        }
+        for line in &self.platform.on_open {
+            self.command(line)?;
+        }
+        Ok(())
+    }
+
+    /// Configuration mode, the plan's lines and the commit; on failure the abort.
+    pub(super) fn apply(&mut self, plan: &Plan) -> Result<(), SessionError> {
+        let config_mode = self.platform.config_mode.clone();
+        self.goto(&config_mode)?;
+        let applied = self.configure(plan);
+        if let Err(e) = applied {
+            self.abort();
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Show lines in `mode` (default: the save mode); their outputs.
+    pub(super) fn read(
+        &mut self,
+        lines: &[Line],
+        mode: Option<&str>,
+        outputs: &mut Vec<String>,
+    ) -> Result<(), SessionError> {
+        let target = mode.unwrap_or(&self.platform.save_mode).to_string();
+        self.goto(&target)?;
+        for l in lines {
+            outputs.push(self.send_and_wait(&l.text, false, None)?);
+        }
+        Ok(())
+    }
+
+    /// Out of configuration mode, save, leave.
+    pub(super) fn finish(&mut self) -> Result<(), SessionError> {
+        let p = self.platform;
+        self.leave_config()?;
+        if self.settings.save {
+            for line in &p.save {
+                self.command(line)?;
+            }
+        }
+        for line in &p.close {
+            // Leaving: no prompt follows the last exit.
+            if let Some(shell) = self.shell.as_mut() {
+                let _ = shell.send(format!("{line}\n").as_bytes());
+            }
+            self.record(line, String::new(), Instant::now());
+        }
+        Ok(())
+    }
+
+    fn configure(&mut self, plan: &Plan) -> Result<(), SessionError> {
+        for Line { text, .. } in &plan.lines {
+            self.command(text)?;
+            if !self.in_config() {
+                return Err(SessionError::UnexpectedMode {
+                    line: text.clone(),
+                    expected: "a configuration mode".into(),
+                    actual: self.mode.clone(),
+                });
+            }
+        }
+        for line in &self.platform.commit {
+            self.command(line)?;
+        }
+        Ok(())
+    }
+
+    /// After a failure: discard what the platform can discard, get out of configuration
+    /// mode so the device is left clean. Errors here are secondary and not reported.
+    fn abort(&mut self) {
+        if self.in_config() {
+            for line in &self.platform.abort {
+                if self.command(line).is_err() {
+                    return;
+                }
+            }
+            let _ = self.leave_config();
+        }
+    }
+
+    fn in_config(&self) -> bool {
+        self.platform.mode(&self.mode).is_some_and(|m| m.config)
+    }
+
+    fn leave_config(&mut self) -> Result<(), SessionError> {
+        let target = self.platform.save_mode.clone();
+        self.goto(&target)
+    }
+
+    /// Walks the catalog's transitions from the current mode to `target`.
+    fn goto(&mut self, target: &str) -> Result<(), SessionError> {
+        if self.mode == target {
+            return Ok(());
+        }
+        let path =
+            self.platform
+                .path(&self.mode, target)
+                .ok_or_else(|| SessionError::UnexpectedMode {
+                    line: String::new(),
+                    expected: format!("a way from {} to {target}", self.mode),
+                    actual: self.mode.clone(),
+                })?;
+        for (line, lands, secret) in path {
+            self.send_and_wait(&line, secret, Some(&lands))?;
+            if self.mode != lands {
+                return Err(SessionError::UnexpectedMode {
+                    line,
+                    expected: lands,
+                    actual: self.mode.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends a line, waits for the prompt, checks the output for failure indicators.
+    fn command(&mut self, line: &str) -> Result<(), SessionError> {
+        self.send_and_wait(line, false, None).map(|_| ())
+    }
+
+    /// `lands`: the mode the catalog says the line leads to, which a dry run takes as
+    /// reached (a live session learns the mode from the prompt).
+    fn send_and_wait(
+        &mut self,
+        line: &str,
+        secret: bool,
+        lands: Option<&str>,
+    ) -> Result<String, SessionError> {
+        let started = Instant::now();
+        let Some(shell) = self.shell.as_mut() else {
+            self.record(line, String::new(), started);
+            if let Some(mode) = lands {
+                self.mode = mode.to_string();
+            }
+            return Ok(String::new());
+        };
+        log::debug!("{}: send {line:?}", self.settings.device);
+        shell.send(format!("{line}\n").as_bytes())?;
+        let output = self.wait(&Wait { line, secret })?;
+        log::debug!(
+            "{}: prompt of mode {} after {} ms",
+            self.settings.device,
+            self.mode,
+            started.elapsed().as_millis()
+        );
+        self.record(line, output.clone(), started);
+        if secret && find_indicator(&self.platform.failures, &output).is_some() {
+            return Err(SessionError::SecretRefused);
+        }
+        if let Some(ind) = find_indicator(&self.platform.temporary_failures, &output) {
+            return Err(SessionError::Busy {
+                line: line.to_string(),
+                indicator: ind,
+            });
+        }
+        if let Some(ind) = find_indicator(&self.platform.failures, &output) {
+            if find_indicator(&self.platform.idempotent, &output).is_none() {
+                return Err(SessionError::Rejected {
+                    line: line.to_string(),
+                    indicator: ind,
+                });
+            }
+        }
+        Ok(output)
+    }
+
+    fn record(&mut self, line: &str, output: String, started: Instant) {
+        self.transcript.commands.push(CommandRecord {
+            input: line.to_string(),
+            output: self.redact(&output),
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        });
+    }
+
+    fn redact(&self, text: &str) -> String {
+        redact(
+            text,
+            self.settings
+                .enable_secret
+                .iter()
+                .chain(&self.settings.secrets),
+        )
+    }
+
+    /// The shell of a live session (a dry run never waits).
+    fn live(&mut self) -> Result<&mut Box<dyn Shell>, SessionError> {
+        self.shell.as_mut().ok_or_else(|| {
+            SessionError::Transport(TransportError::Config(
+                "a dry run has no connection to wait on".into(),
+            ))
+        })
+    }
+
+    /// Reads until a prompt (after the echo of `w.line`), answering declared questions.
+    /// Returns the output between echo and prompt; updates the mode and pinned host.
+    fn wait(&mut self, w: &Wait) -> Result<String, SessionError> {
+        let p = self.platform;
+        let now = Instant::now();
+        let deadline = (now + self.settings.command_timeout).min(self.deadline);
+        let awaited = if w.line.is_empty() {
+            "the login prompt".to_string()
+        } else {
+            format!("the prompt after {:?}", w.line)
+        };
+        let mut cleaner = Cleaner::default();
+        let mut text = String::new();
+        // Where output starts (after the echo) and where the next search for questions starts.
+        let mut body_start: Option<usize> = if w.line.is_empty() || !p.echo {
+            Some(0)
+        } else {
+            None
+        };
+        let mut scan_from = 0usize;
+        let mut secret_sent = false;
+        self.transcript.round_trips += 1;
+        loop {
+            if body_start.is_none() {
+                body_start = find_echo(&text, w.line);
+                if let Some(b) = body_start {
+                    scan_from = b;
+                }
+            }
+            if let Some(start) = body_start {
+                let from = scan_from.max(start);
+                let tail_start =
+                    floor_char(&text, text.len().saturating_sub(TAIL_WINDOW).max(from));
+                let tail = &text[tail_start..];
+                if let Some((mode, host, at)) = self.match_prompt(tail) {
+                    if self.host.is_none() {
+                        if let Some(h) = &host {
+                            self.pinned = p.modes.iter().map(|m| m.prompt.pinned(h)).collect();
+                        }
+                        self.host = host;
+                    }
+                    self.mode = mode;
+                    let out = text[start..tail_start + at].trim_matches('\n').to_string();
+                    return Ok(out);
+                }
+                if let Some(sp) = p.secret_prompt.as_ref().filter(|_| w.secret) {
+                    if sp.matches(tail).is_some() {
+                        if secret_sent {
+                            // Asked again after we answered: the secret was wrong.
+                            return Err(SessionError::SecretRefused);
+                        }
+                        let secret = self.settings.enable_secret.clone().ok_or_else(|| {
+                            SessionError::NoSecret {
+                                line: w.line.to_string(),
+                                device: self.settings.device.clone(),
+                            }
+                        })?;
+                        self.live()?.send(format!("{secret}\n").as_bytes())?;
+                        secret_sent = true;
+                        scan_from = text.len();
+                        self.transcript.round_trips += 1;
+                        continue;
+                    }
+                }
+                if let Some(r) = p
+                    .responses
+                    .iter()
+                    .find(|r| r.prompt.matches(tail).is_some())
+                {
+                    let answer = if r.newline {
+                        format!("{}\n", r.answer)
+                    } else {
+                        r.answer.clone()
+                    };
+                    self.live()?.send(answer.as_bytes())?;
+                    scan_from = text.len();
+                    self.transcript.round_trips += 1;
+                    continue;
+                }
+            }
+            match self.live()?.recv(deadline) {
+                Ok(Chunk::Data(bytes)) => {
+                    cleaner.feed(&bytes, &mut text);
+                    if text.len() > MAX_OUTPUT {
+                        // Keep the tail; positions before the cut are no longer needed
+                        // once the echo has been found.
+                        let cut = floor_char(&text, text.len() - MAX_OUTPUT / 2);
+                        text.drain(..cut);
+                        body_start = body_start.map(|b| b.saturating_sub(cut));
+                        scan_from = scan_from.saturating_sub(cut);
+                    }
+                }
+                Ok(Chunk::Eof) => {
+                    let diag = self.live()?.diagnostics();
+                    let mut tail = tail_of(&text, 300);
+                    if !diag.trim().is_empty() {
+                        tail.push_str(&format!(" [stderr: {}]", tail_of(&diag, 300)));
+                    }
+                    return Err(SessionError::Closed {
+                        awaited,
+                        tail: self.redact(&tail),
+                    });
+                }
+                Err(TransportError::Timeout { .. }) => {
+                    return Err(SessionError::Timeout {
+                        awaited,
+                        waited: now.elapsed(),
+                        tail: self.redact(&tail_of(&text, 300)),
+                    })
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// The mode whose prompt ends `tail` (respecting the pinned host), with the host
+    /// capture and where the prompt starts in `tail`.
+    fn match_prompt(&self, tail: &str) -> Option<(String, Option<String>, usize)> {
+        for (i, m) in self.platform.modes.iter().enumerate() {
+            let regex = self
+                .pinned
+                .get(i)
+                .and_then(Option::as_ref)
+                .unwrap_or(&m.prompt.regex);
+            if let Some(caps) = regex.captures(tail) {
+                let host = caps.name("host").map(|h| h.as_str().to_string());
+                if let (Some(pinned), Some(h)) = (&self.host, &host) {
+                    if pinned != h {
+                        continue;
+                    }
+                }
+                let at = caps.get(0).map(|x| x.start()).unwrap_or(tail.len());
+                return Some((m.name.clone(), host, at));
+            }
+        }
+        None
+    }
+}
+
+/// Where the output of `line` starts: just after the line's echo, if it has arrived.
+/// Long lines may come back wrapped or scrolled, so the end of the line is what is sought.
+fn find_echo(text: &str, line: &str) -> Option<usize> {
+    let needle = line.trim_end();
+    let suffix_start = floor_char(needle, needle.len().saturating_sub(40));
+    let suffix = &needle[suffix_start..];
+    let pos = text.find(suffix)?;
+    let end = pos + suffix.len();
+    // The echo is complete at its newline.
+    text[end..].find('\n').map(|nl| end + nl + 1)
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn tail_of(text: &str, n: usize) -> String {
+    text[floor_char(text, text.len().saturating_sub(n))..].to_string()
+}
