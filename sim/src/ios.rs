@@ -1160,13 +1160,7 @@ impl Ios {
                 let lag = format!("{lagp}{}", a.num(0));
                 let mode = match a.s(1).as_str() {
                     "active" | "passive" => "lacp",
-                    "" if self.p == ArubaAoscx => cfg.lags.get(&lag).map_or("static", |l| {
-                        if l.mode == "lacp" {
-                            "lacp"
-                        } else {
-                            "static"
-                        }
-                    }),
+                    "" if self.p == ArubaAoscx => cfg.lag_lacp_or_static(&lag),
                     _ => "static",
                 };
                 cfg.join_lag(target, &lag, mode);

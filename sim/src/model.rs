@@ -287,6 +287,14 @@ impl Config {
             .map_or(default.to_string(), |l| l.mode.clone())
     }
 
+    /// `lacp` when LAG `lag` exists in LACP mode, else `static`.
+    pub fn lag_lacp_or_static(&self, lag: &str) -> &'static str {
+        match self.lags.get(lag) {
+            Some(l) if l.mode == "lacp" => "lacp",
+            _ => "static",
+        }
+    }
+
     /// Whether a port or LAG of that name exists.
     pub fn has_if(&self, name: &str) -> bool {
         self.ports.contains_key(name) || self.lags.contains_key(name)

@@ -302,13 +302,7 @@ impl Netvisor {
                 let mode = match args.get("lacp-mode").map(String::as_str) {
                     Some("active" | "passive") => "lacp",
                     Some(_) => "static",
-                    None => cfg.lags.get(&name).map_or("static", |l| {
-                        if l.mode == "lacp" {
-                            "lacp"
-                        } else {
-                            "static"
-                        }
-                    }),
+                    None => cfg.lag_lacp_or_static(&name),
                 }
                 .to_string();
                 cfg.lags
