@@ -79,8 +79,17 @@ pub trait Cli {
     }
     /// The prompt (or pending question) to print now.
     fn prompt(&self) -> String;
-    /// Name of the current mode (for the transcript and `unmodelled`).
-    fn mode(&self) -> String;
+    /// Name of the current mode (for `unmodelled` and the transcript).
+    fn mode_name(&self) -> String;
+    /// The mode the transcript records: `question` while a question waits for
+    /// its answer, else the mode's name.
+    fn mode(&self) -> String {
+        if self.asking() {
+            "question".into()
+        } else {
+            self.mode_name()
+        }
+    }
     /// Handle one received line with the state locked.
     fn handle(&mut self, line: &str, st: &mut DeviceState, out: &mut Out) -> Flow;
     /// Produce the platform's error for a line refused by the `reject` fault.
@@ -99,6 +108,14 @@ pub trait Cli {
     fn is_shell(&self) -> bool {
         false
     }
+}
+
+/// The caret line vendors print under the offending word: `^` below byte
+/// offset `at` of `line`, shifted right by the prompt the line was typed after
+/// (`None` in exec mode, where no prompt precedes the line).
+pub fn caret(prompt: Option<&str>, line: &str, at: usize) -> String {
+    let col = prompt.map_or(0, |p| p.chars().count()) + line[..at.min(line.len())].chars().count();
+    format!("{}^", " ".repeat(col))
 }
 
 /// Record a valid but unmodelled line.

@@ -5,46 +5,10 @@
 //! invalid input at a token, incomplete command, ambiguous command — so typos
 //! are caught the way the vendor catches them.
 
-/// A token of the input line with its byte offset.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Token {
-    /// Text (quotes removed).
-    pub text: String,
-    /// Byte offset in the line.
-    pub at: usize,
-}
-
-/// Split a line on whitespace; double-quoted strings are one token.
-pub fn tokenize(line: &str) -> Vec<Token> {
-    let mut out = Vec::new();
-    let mut chars = line.char_indices().peekable();
-    while let Some(&(i, c)) = chars.peek() {
-        if c.is_whitespace() {
-            chars.next();
-            continue;
-        }
-        let mut text = String::new();
-        if c == '"' {
-            chars.next();
-            for (_, c) in chars.by_ref() {
-                if c == '"' {
-                    break;
-                }
-                text.push(c);
-            }
-        } else {
-            while let Some(&(_, c)) = chars.peek() {
-                if c.is_whitespace() {
-                    break;
-                }
-                text.push(c);
-                chars.next();
-            }
-        }
-        out.push(Token { text, at: i });
-    }
-    out
-}
+use crate::words::{
+    abbreviated, keyword, parse_vlan, parse_vlan_list, tokenize, vlan_ranges, IfNaming, Keyword,
+    Token,
+};
 
 /// Kinds of parameter a rule can take.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -90,7 +54,7 @@ impl Arg {
         match self {
             Arg::Word(s) | Arg::If(s) | Arg::Rest(s) => s.clone(),
             Arg::Num(n) => n.to_string(),
-            Arg::Vlans(v) => crate::model::vlan_ranges(v, ",", "-"),
+            Arg::Vlans(v) => vlan_ranges(v, ",", "-"),
         }
     }
 }
@@ -114,69 +78,6 @@ pub enum Verdict {
     Incomplete,
     /// An abbreviation matched several keywords; byte offset.
     Ambiguous(usize),
-}
-
-/// How a vendor spells interface names: known types and what counts as the
-/// number part. Canonical name = full type name + number (with a separator).
-#[derive(Debug, Clone)]
-pub struct IfNaming {
-    /// Full type names, e.g. "GigabitEthernet".
-    pub types: Vec<&'static str>,
-    /// Separator put between type and number in the canonical name.
-    pub sep: &'static str,
-    /// Also accept a bare number ("1/1/5") as a name of the first type.
-    pub bare_numbers: bool,
-}
-
-impl IfNaming {
-    /// Canonicalise a name typed as one string ("gi1/0/5", "Gi 1/0/5").
-    pub fn canon(&self, typed: &str) -> Option<String> {
-        let typed = typed.trim();
-        let split = typed.find(|c: char| c.is_ascii_digit())?;
-        let (ty, num) = typed.split_at(split);
-        let ty = ty.trim();
-        if !num
-            .chars()
-            .all(|c| c.is_ascii_digit() || c == '/' || c == '.' || c == ':')
-        {
-            return None;
-        }
-        if ty.is_empty() {
-            return if self.bare_numbers {
-                Some(format!("{}{}{num}", self.types.first()?, self.sep))
-            } else {
-                None
-            };
-        }
-        let low = ty.to_ascii_lowercase();
-        let exact: Vec<_> = self
-            .types
-            .iter()
-            .filter(|t| t.eq_ignore_ascii_case(ty))
-            .collect();
-        let cands: Vec<_> = if exact.is_empty() {
-            self.types
-                .iter()
-                .filter(|t| t.to_ascii_lowercase().starts_with(&low))
-                .collect()
-        } else {
-            exact
-        };
-        if cands.len() != 1 {
-            return None;
-        }
-        Some(format!("{}{}{num}", cands[0], self.sep))
-    }
-
-    fn is_type_prefix(&self, s: &str) -> bool {
-        let low = s.to_ascii_lowercase();
-        !s.is_empty()
-            && s.chars().all(|c| c.is_ascii_alphabetic() || c == '-')
-            && self
-                .types
-                .iter()
-                .any(|t| t.to_ascii_lowercase().starts_with(&low))
-    }
 }
 
 /// A set of rules for one CLI mode.
@@ -258,22 +159,11 @@ impl Grammar {
         }
     }
 
-    fn kw_match(&self, alts: &[&'static str], t: &str) -> (Option<&'static str>, usize) {
-        let tl = t.to_ascii_lowercase();
-        if let Some(a) = alts.iter().find(|a| a.eq_ignore_ascii_case(t)) {
-            return (Some(a), 1);
-        }
-        if !self.abbrev {
-            return (None, 0);
-        }
-        let c: Vec<_> = alts
-            .iter()
-            .filter(|a| a.to_ascii_lowercase().starts_with(&tl))
-            .collect();
-        match c.len() {
-            0 => (None, 0),
-            1 => (Some(c[0]), 1),
-            n => (None, n),
+    fn kw_match(&self, alts: &[&'static str], t: &str) -> Option<&'static str> {
+        match keyword(alts, t, true) {
+            Keyword::Exact(k) => Some(k),
+            Keyword::Prefix(k) if self.abbrev => Some(k),
+            Keyword::Prefix(_) | Keyword::Ambiguous(_) | Keyword::Unknown => None,
         }
     }
 
@@ -313,17 +203,12 @@ impl Grammar {
             };
             match t {
                 Tok::Kw(alts, capture) => {
-                    let (m, _) = self.kw_match(alts, &tok.text);
-                    let Some(kw) = m else {
+                    let Some(kw) = self.kw_match(alts, &tok.text) else {
                         return RuleMatch::Fail(i);
                     };
                     if all_kw && !kw.eq_ignore_ascii_case(&tok.text) {
-                        let tl = tok.text.to_ascii_lowercase();
                         let sib = self.siblings(&kws, j);
-                        let n = sib
-                            .iter()
-                            .filter(|s| s.to_ascii_lowercase().starts_with(&tl))
-                            .count();
+                        let n = abbreviated(&sib, &tok.text, true).len();
                         if n > 1 {
                             return RuleMatch::Ambig(i);
                         }
@@ -338,10 +223,8 @@ impl Grammar {
                     all_kw = false;
                     let s = tok.text.as_str();
                     let a = match p {
-                        Param::Vlan => crate::model::parse_vlan(s).map(|v| Arg::Num(v as u32)),
-                        Param::Vlans => {
-                            crate::model::parse_vlan_list(s, &[','], "-").map(Arg::Vlans)
-                        }
+                        Param::Vlan => parse_vlan(s).map(|v| Arg::Num(v as u32)),
+                        Param::Vlans => parse_vlan_list(s, &[','], "-").map(Arg::Vlans),
                         Param::Num(lo, hi) => s
                             .parse::<u32>()
                             .ok()

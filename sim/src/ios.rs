@@ -5,10 +5,11 @@
 //! differences — prompts, interface names, keywords, error strings — per
 //! platform in small `match`es.
 
-use crate::cli::{unmodelled, Cli, Env, Flow, Out};
-use crate::grammar::{Args, Grammar, IfNaming, Verdict};
-use crate::model::{vlan_ranges, Config, DeviceState, L2};
+use crate::cli::{caret, unmodelled, Cli, Env, Flow, Out};
+use crate::grammar::{Arg, Args, Grammar, Verdict};
+use crate::model::{Config, DeviceState, L2};
 use crate::platform::Platform::{self, *};
+use crate::words::{numbered, parse_vlan, vlan_ranges, word_at, IfNaming};
 
 #[derive(Debug, Clone, PartialEq)]
 enum Mode {
@@ -184,16 +185,11 @@ impl Ios {
             if_g: if_grammar(p, abbrev),
             vlan_g: vlan_grammar(p, abbrev),
             vlanif_g: vlanif_grammar(p, abbrev),
-            other_g: Grammar::new(
-                abbrev,
-                &[
-                    ("exit", "exit"),
-                    ("end", "end"),
-                    ("do <rest>", "do"),
-                    ("no <rest>", "other"),
-                    ("<rest>", "other"),
-                ],
-            ),
+            other_g: {
+                let mut g = Grammar::new(abbrev, SUBMODE);
+                g.extend(&[("no <rest>", "other"), ("<rest>", "other")]);
+                g
+            },
         }
     }
 
@@ -290,34 +286,15 @@ impl Ios {
         format!("{host}{}{sep}{mark}{tail}", self.mode_suffix())
     }
 
-    fn mode_name_str(&self) -> String {
-        match &self.mode {
-            Mode::User => "user".into(),
-            Mode::Priv => "privileged".into(),
-            Mode::Config => "config".into(),
-            Mode::If(_) => "config-if".into(),
-            Mode::Vlan(_) | Mode::VlanDb => "config-vlan".into(),
-            Mode::VlanIf(_) => "config-if-vlan".into(),
-            Mode::Other(s) => s.clone(),
-        }
-    }
-
     // ---- error markers -------------------------------------------------
 
     fn invalid(&self, line: &str, at: usize, out: &mut Out) {
-        // Exec mode has no prompt on the line, so the caret is not offset by one.
-        let plen = if self.interactive {
-            self.prompt_text().chars().count()
-        } else {
-            0
-        };
-        let caret_col = plen + line[..at.min(line.len())].chars().count();
-        let caret = format!("{}^", " ".repeat(caret_col));
-        let tok: String = line[at.min(line.len())..]
-            .split_whitespace()
-            .next()
-            .unwrap_or("")
-            .to_string();
+        let caret = caret(
+            self.interactive.then(|| self.prompt_text()).as_deref(),
+            line,
+            at,
+        );
+        let tok = word_at(line, at);
         match self.p {
             CiscoNxos => {
                 out.line(caret);
@@ -490,8 +467,8 @@ impl Ios {
                 }
             }
             "show" => self.show(line, &a, st, out),
-            "unmodelled" => unmodelled(st, &self.mode_name_str(), line),
-            _ => unmodelled(st, &self.mode_name_str(), line),
+            "unmodelled" => unmodelled(st, &self.mode_name(), line),
+            _ => unmodelled(st, &self.mode_name(), line),
         }
         Flow::Continue
     }
@@ -605,7 +582,7 @@ impl Ios {
         }
     }
 
-    fn show(&mut self, line: &str, a: &[crate::grammar::Arg], st: &mut DeviceState, out: &mut Out) {
+    fn show(&mut self, line: &str, a: &[Arg], st: &mut DeviceState, out: &mut Out) {
         let toks: Vec<String> = line
             .split_whitespace()
             .map(str::to_ascii_lowercase)
@@ -728,7 +705,7 @@ impl Ios {
             out.line(format!("{} uptime is 1 day, 2 hours, 3 minutes", self.host));
         } else {
             // Valid but unmodelled show: prints nothing.
-            unmodelled(st, &self.mode_name_str(), line);
+            unmodelled(st, &self.mode_name(), line);
         }
     }
 
@@ -871,12 +848,12 @@ impl Ios {
     fn config_act(
         &mut self,
         act: &'static str,
-        a: Vec<crate::grammar::Arg>,
+        a: Vec<Arg>,
         line: &str,
         st: &mut DeviceState,
         out: &mut Out,
     ) -> Flow {
-        let mode_name = self.mode_name_str();
+        let mode_name = self.mode_name();
         let cfg = &mut st.running;
         match act {
             "exit" => {
@@ -1163,26 +1140,14 @@ impl Ios {
                 Some(e) => {
                     let split = canon.rfind(|c: char| !c.is_ascii_digit())? + 1;
                     let (pre, start) = canon.split_at(split);
-                    let s: u32 = start.parse().ok()?;
-                    if e < s {
-                        return None;
-                    }
-                    for i in s..=e {
-                        out.push(format!("{pre}{i}"));
-                    }
+                    out.extend(numbered(pre, start.parse().ok()?, e)?);
                 }
             }
         }
         Some(out)
     }
 
-    fn if_act(
-        &self,
-        act: &str,
-        a: &[crate::grammar::Arg],
-        target: &str,
-        cfg: &mut Config,
-    ) -> Result<(), String> {
+    fn if_act(&self, act: &str, a: &[Arg], target: &str, cfg: &mut Config) -> Result<(), String> {
         let a = a.to_vec();
         let lagp = lag_prefix(self.p);
         if act == "channel-group" || act == "no-channel-group" {
@@ -1195,13 +1160,7 @@ impl Ios {
                 let lag = format!("{lagp}{}", a.num(0));
                 let mode = match a.s(1).as_str() {
                     "active" | "passive" => "lacp",
-                    "" if self.p == ArubaAoscx => cfg.lags.get(&lag).map_or("static", |l| {
-                        if l.mode == "lacp" {
-                            "lacp"
-                        } else {
-                            "static"
-                        }
-                    }),
+                    "" if self.p == ArubaAoscx => cfg.lag_lacp_or_static(&lag),
                     _ => "static",
                 };
                 cfg.join_lag(target, &lag, mode);
@@ -1291,7 +1250,7 @@ impl Ios {
             }
             "no-access-vlan" => {
                 if let Some(v) = a.first() {
-                    let v = crate::grammar::Args::vlan(&vec![v.clone()], 0);
+                    let v = Args::vlan(&vec![v.clone()], 0);
                     if *l2.access_vlan != Some(v) && p == ArubaAoscx {
                         return Err(format!("VLAN {v} is not the access VLAN of the interface."));
                     }
@@ -1383,7 +1342,7 @@ impl Ios {
 fn vlan_if_id(name: &str) -> Option<u16> {
     let low = name.to_ascii_lowercase();
     let n = low.strip_prefix("vlan")?;
-    crate::model::parse_vlan(n.trim())
+    parse_vlan(n.trim())
 }
 
 fn short_if(n: &str) -> String {
@@ -1403,6 +1362,18 @@ fn short_if(n: &str) -> String {
 }
 
 // ---- grammars -------------------------------------------------------------
+
+/// What every configuration mode accepts first: up one level, out of
+/// configuration, an exec command from inside it.
+const SUBMODE: &[(&str, &str)] = &[("exit", "exit"), ("end", "end"), ("do <rest>", "do")];
+
+/// A VLAN's port membership lines (FastIron `vlan N`, OS9 `interface vlan N`).
+const MEMBERS: &[(&str, &str)] = &[
+    ("tagged <rest>", "tagged"),
+    ("untagged <rest>", "untagged"),
+    ("no tagged <rest>", "no-tagged"),
+    ("no untagged <rest>", "no-untagged"),
+];
 
 fn exec_grammar(p: Platform, abbrev: bool) -> Grammar {
     let mut g = Grammar::new(
@@ -1556,22 +1527,17 @@ const CONF_UNMODELLED: &[&str] = &[
 ];
 
 fn conf_grammar(p: Platform, abbrev: bool) -> Grammar {
-    let mut g = Grammar::new(
-        abbrev,
-        &[
-            ("exit", "exit"),
-            ("end", "end"),
-            ("do <rest>", "do"),
-            ("hostname <word>", "hostname"),
-            ("no vlan <vlans>", "no-vlan"),
-            ("interface <if>", "interface"),
-            ("interface range <rest>", "interface-range"),
-            ("no interface <if>", "no-interface"),
-            ("router <rest>", "submode"),
-            ("line <rest>", "submode"),
-            ("ip access-list <rest>", "submode"),
-        ],
-    );
+    let mut g = Grammar::new(abbrev, SUBMODE);
+    g.extend(&[
+        ("hostname <word>", "hostname"),
+        ("no vlan <vlans>", "no-vlan"),
+        ("interface <if>", "interface"),
+        ("interface range <rest>", "interface-range"),
+        ("no interface <if>", "no-interface"),
+        ("router <rest>", "submode"),
+        ("line <rest>", "submode"),
+        ("ip access-list <rest>", "submode"),
+    ]);
     for kw in CONF_UNMODELLED {
         let s1: &'static str = Box::leak(format!("{kw} <rest>").into_boxed_str());
         let s2: &'static str = Box::leak(format!("no {kw} <rest>").into_boxed_str());
@@ -1625,32 +1591,27 @@ fn conf_grammar(p: Platform, abbrev: bool) -> Grammar {
 }
 
 fn if_grammar(p: Platform, abbrev: bool) -> Grammar {
-    let mut g = Grammar::new(
-        abbrev,
-        &[
-            ("exit", "exit"),
-            ("end", "end"),
-            ("do <rest>", "do"),
-            ("shutdown", "shutdown"),
-            ("no shutdown", "no-shutdown"),
-            ("description <rest>", "description"),
-            ("no description", "no-description"),
-            ("speed <rest>", "unmodelled-if"),
-            ("no speed [<rest>]", "unmodelled-if"),
-            ("duplex <rest>", "unmodelled-if"),
-            ("spanning-tree <rest>", "unmodelled-if"),
-            ("no spanning-tree <rest>", "unmodelled-if"),
-            ("lldp <rest>", "unmodelled-if"),
-            ("no lldp <rest>", "unmodelled-if"),
-            ("storm-control <rest>", "unmodelled-if"),
-            ("no storm-control <rest>", "unmodelled-if"),
-            ("ip <rest>", "unmodelled-if"),
-            ("no ip <rest>", "unmodelled-if"),
-            ("flowcontrol <rest>", "unmodelled-if"),
-            ("load-interval <num:30-600>", "unmodelled-if"),
-            ("interface <if>", "interface"),
-        ],
-    );
+    let mut g = Grammar::new(abbrev, SUBMODE);
+    g.extend(&[
+        ("shutdown", "shutdown"),
+        ("no shutdown", "no-shutdown"),
+        ("description <rest>", "description"),
+        ("no description", "no-description"),
+        ("speed <rest>", "unmodelled-if"),
+        ("no speed [<rest>]", "unmodelled-if"),
+        ("duplex <rest>", "unmodelled-if"),
+        ("spanning-tree <rest>", "unmodelled-if"),
+        ("no spanning-tree <rest>", "unmodelled-if"),
+        ("lldp <rest>", "unmodelled-if"),
+        ("no lldp <rest>", "unmodelled-if"),
+        ("storm-control <rest>", "unmodelled-if"),
+        ("no storm-control <rest>", "unmodelled-if"),
+        ("ip <rest>", "unmodelled-if"),
+        ("no ip <rest>", "unmodelled-if"),
+        ("flowcontrol <rest>", "unmodelled-if"),
+        ("load-interval <num:30-600>", "unmodelled-if"),
+        ("interface <if>", "interface"),
+    ]);
     let switchport: &[(&'static str, &'static str)] = &[
         ("switchport", "switchport"),
         ("no switchport", "no-switchport"),
@@ -1838,32 +1799,26 @@ fn if_grammar(p: Platform, abbrev: bool) -> Grammar {
 }
 
 fn vlan_grammar(p: Platform, abbrev: bool) -> Grammar {
-    let mut g = Grammar::new(
-        abbrev,
-        &[
-            ("exit", "exit"),
-            ("end", "end"),
-            ("do <rest>", "do"),
-            ("name <rest>", "name"),
-            ("no name", "no-name"),
-            ("state active|suspend", "unmodelled"),
-            ("shutdown", "unmodelled"),
-            ("no shutdown", "unmodelled"),
-        ],
-    );
+    let mut g = Grammar::new(abbrev, SUBMODE);
+    g.extend(&[
+        ("name <rest>", "name"),
+        ("no name", "no-name"),
+        ("state active|suspend", "unmodelled"),
+        ("shutdown", "unmodelled"),
+        ("no shutdown", "unmodelled"),
+    ]);
     match p {
         CiscoNxos => g.extend(&[
             ("vn-segment <num:1-16777214>", "unmodelled"),
             ("no vn-segment", "unmodelled"),
         ]),
-        BrocadeFastiron => g.extend(&[
-            ("tagged <rest>", "tagged"),
-            ("untagged <rest>", "untagged"),
-            ("no tagged <rest>", "no-tagged"),
-            ("no untagged <rest>", "no-untagged"),
-            ("router-interface ve <num:1-4095>", "unmodelled"),
-            ("spanning-tree [<rest>]", "unmodelled"),
-        ]),
+        BrocadeFastiron => {
+            g.extend(MEMBERS);
+            g.extend(&[
+                ("router-interface ve <num:1-4095>", "unmodelled"),
+                ("spanning-tree [<rest>]", "unmodelled"),
+            ]);
+        }
         DellPowerconnect | CiscoS300 => {
             g.extend(&[("vlan <vlans>", "vlan"), ("no vlan <vlans>", "no-vlan")])
         }
@@ -1877,29 +1832,19 @@ fn vlan_grammar(p: Platform, abbrev: bool) -> Grammar {
 }
 
 fn vlanif_grammar(p: Platform, abbrev: bool) -> Grammar {
-    let mut g = Grammar::new(
-        abbrev,
-        &[
-            ("exit", "exit"),
-            ("end", "end"),
-            ("do <rest>", "do"),
-            ("description <rest>", "name"),
-            ("no description", "no-name"),
-            ("shutdown", "unmodelled"),
-            ("no shutdown", "unmodelled"),
-            ("ip <rest>", "unmodelled"),
-            ("no ip <rest>", "unmodelled"),
-            ("mtu <num:576-9416>", "unmodelled"),
-        ],
-    );
+    let mut g = Grammar::new(abbrev, SUBMODE);
+    g.extend(&[
+        ("description <rest>", "name"),
+        ("no description", "no-name"),
+        ("shutdown", "unmodelled"),
+        ("no shutdown", "unmodelled"),
+        ("ip <rest>", "unmodelled"),
+        ("no ip <rest>", "unmodelled"),
+        ("mtu <num:576-9416>", "unmodelled"),
+    ]);
     if p == DellForce10 {
-        g.extend(&[
-            ("name <word>", "name"),
-            ("tagged <rest>", "tagged"),
-            ("untagged <rest>", "untagged"),
-            ("no tagged <rest>", "no-tagged"),
-            ("no untagged <rest>", "no-untagged"),
-        ]);
+        g.extend(&[("name <word>", "name")]);
+        g.extend(MEMBERS);
     }
     g
 }
@@ -1914,11 +1859,16 @@ impl Cli for Ios {
         }
     }
 
-    fn mode(&self) -> String {
-        if self.ask.is_some() {
-            return "question".into();
+    fn mode_name(&self) -> String {
+        match &self.mode {
+            Mode::User => "user".into(),
+            Mode::Priv => "privileged".into(),
+            Mode::Config => "config".into(),
+            Mode::If(_) => "config-if".into(),
+            Mode::Vlan(_) | Mode::VlanDb => "config-vlan".into(),
+            Mode::VlanIf(_) => "config-if-vlan".into(),
+            Mode::Other(s) => s.clone(),
         }
-        self.mode_name_str()
     }
 
     fn handle(&mut self, line: &str, st: &mut DeviceState, out: &mut Out) -> Flow {

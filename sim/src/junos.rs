@@ -5,9 +5,10 @@
 //! `commit` (applies to running and saved), `rollback`, and the uncommitted-
 //! changes question on exit.
 
-use crate::cli::{unmodelled, Cli, Env, Flow, Out};
-use crate::grammar::{tokenize, Grammar, IfNaming, Verdict};
-use crate::model::{parse_vlan, vlan_ranges, Config, DeviceState, Lag, Port};
+use crate::cli::{self, unmodelled, Cli, Env, Flow, Out};
+use crate::grammar::{Grammar, Verdict};
+use crate::model::{Config, DeviceState, Lag, Port, L2};
+use crate::words::{keyword, parse_vlan, parse_vlan_list, tokenize, vlan_ranges, IfNaming};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Kind {
@@ -112,13 +113,8 @@ impl Junos {
     }
 
     fn caret(&self, line: &str, at: usize, msg: &str, out: &mut Out) {
-        let plen = if self.interactive {
-            self.base_prompt().chars().count()
-        } else {
-            0
-        };
-        let col = plen + line[..at.min(line.len())].chars().count();
-        out.line(format!("{}^", " ".repeat(col)));
+        let prompt = self.interactive.then(|| self.base_prompt());
+        out.line(cli::caret(prompt.as_deref(), line, at));
         out.fail(msg);
     }
 
@@ -126,15 +122,7 @@ impl Junos {
     fn cand<'a>(&'a mut self, st: &'a mut DeviceState) -> &'a mut Config {
         match self.mode {
             Mode::Conf(Kind::Private) => self.cand.get_or_insert_with(|| st.running.clone()),
-            _ => {
-                if st.pending.is_none() {
-                    st.pending = Some(st.running.clone());
-                }
-                match st.pending.as_mut() {
-                    Some(c) => c,
-                    None => &mut st.running,
-                }
-            }
+            _ => st.pending_mut(),
         }
     }
 
@@ -299,42 +287,21 @@ impl Junos {
 
     fn render_if(cfg: &Config, name: &str) -> Vec<String> {
         let mut v = Vec::new();
-        let (admin_up, mode, acc, native, allowed, desc, mtu, lag) =
-            if let Some(p) = cfg.ports.get(name) {
-                (
-                    p.admin_up,
-                    p.mode.clone(),
-                    p.access_vlan,
-                    p.native_vlan,
-                    p.allowed_vlans.clone(),
-                    p.description.clone(),
-                    p.mtu,
-                    p.lag.clone(),
-                )
-            } else if let Some(l) = cfg.lags.get(name) {
-                (
-                    l.admin_up,
-                    l.mode_l2.clone(),
-                    l.access_vlan,
-                    l.native_vlan,
-                    l.allowed_vlans.clone(),
-                    l.description.clone(),
-                    l.mtu,
-                    None,
-                )
-            } else {
-                return v;
-            };
-        if !desc.is_empty() {
-            v.push(format!("description \"{desc}\";"));
+        let mut c = cfg.clone();
+        let lag = cfg.ports.get(name).and_then(|p| p.lag.clone());
+        let Some(l2) = c.l2(name) else {
+            return v;
+        };
+        if !l2.description.is_empty() {
+            v.push(format!("description \"{}\";", l2.description));
         }
-        if !admin_up {
+        if !*l2.admin_up {
             v.push("disable;".into());
         }
-        if let Some(m) = mtu {
+        if let Some(m) = *l2.mtu {
             v.push(format!("mtu {m};"));
         }
-        if let Some(n) = native {
+        if let Some(n) = *l2.native_vlan {
             v.push(format!("native-vlan-id {n};"));
         }
         if let Some(l) = lag {
@@ -351,11 +318,8 @@ impl Junos {
             }
             v.push("}".into());
         }
-        if let Some(m) = mode {
-            let members: Vec<u16> = match acc {
-                Some(a) => vec![a],
-                None => allowed,
-            };
+        if let Some(m) = l2.mode.as_deref() {
+            let members = members(&l2);
             v.push("unit 0 {".into());
             v.push("    family ethernet-switching {".into());
             v.push(format!("        interface-mode {m};"));
@@ -395,7 +359,7 @@ impl Junos {
     fn render_all(cfg: &Config) -> Vec<String> {
         let mut v = Vec::new();
         v.push("interfaces {".into());
-        let names: Vec<String> = cfg.lags.keys().chain(cfg.ports.keys()).cloned().collect();
+        let names = cfg.if_names_lags_first();
         for n in names {
             if Self::is_default_if(cfg, &n) {
                 continue;
@@ -417,7 +381,7 @@ impl Junos {
 
     fn set_lines(cfg: &Config) -> Vec<String> {
         let mut v = Vec::new();
-        let names: Vec<String> = cfg.lags.keys().chain(cfg.ports.keys()).cloned().collect();
+        let names = cfg.if_names_lags_first();
         for n in names {
             if Self::is_default_if(cfg, &n) {
                 continue;
@@ -447,11 +411,7 @@ impl Junos {
                 v.push(format!(
                     "set interfaces {n} unit 0 family ethernet-switching interface-mode {m}"
                 ));
-                let members: Vec<u16> = match *l2.access_vlan {
-                    Some(a) => vec![a],
-                    None => l2.allowed.clone(),
-                };
-                for mm in members {
+                for mm in members(&l2) {
                     v.push(format!(
                         "set interfaces {n} unit 0 family ethernet-switching vlan members {mm}"
                     ));
@@ -542,16 +502,8 @@ impl Junos {
             "save",
             "wildcard",
         ];
-        let matches: Vec<&str> = cmds
-            .iter()
-            .copied()
-            .filter(|c| c.starts_with(first.as_str()))
-            .collect();
-        let cmd = if cmds.contains(&first.as_str()) {
-            first.as_str()
-        } else if matches.len() == 1 {
-            matches[0]
-        } else {
+        // Junos completes unique prefixes of configuration-mode commands (case matters).
+        let Some(cmd) = keyword(&cmds, &first, false).found() else {
             self.caret(line, 0, "unknown command.", out);
             return Flow::Continue;
         };
@@ -715,14 +667,13 @@ impl Junos {
         }
         Flow::Continue
     }
+}
 
-    fn mode_name(&self) -> String {
-        match self.mode {
-            Mode::Op => "operational".into(),
-            Mode::Conf(Kind::Shared) => "configure".into(),
-            Mode::Conf(Kind::Private) => "configure-private".into(),
-            Mode::Conf(Kind::Exclusive) => "configure-exclusive".into(),
-        }
+/// The `vlan members` of an interface: its access VLAN, else its tagged VLANs.
+fn members(l2: &L2) -> Vec<u16> {
+    match *l2.access_vlan {
+        Some(a) => vec![a],
+        None => l2.allowed.clone(),
     }
 }
 
@@ -750,7 +701,7 @@ fn check(cfg: &Config) -> Result<(), String> {
         }
     }
     let mut c = cfg.clone();
-    let names: Vec<String> = cfg.ports.keys().chain(cfg.lags.keys()).cloned().collect();
+    let names = cfg.if_names();
     for n in names {
         let Some(l2) = c.l2(&n) else { continue };
         let mut refs: Vec<u16> = l2.allowed.clone();
@@ -767,7 +718,7 @@ fn check(cfg: &Config) -> Result<(), String> {
 }
 
 fn resolve_member(cfg: &Config, m: &str) -> Option<Vec<u16>> {
-    if let Some(v) = crate::model::parse_vlan_list(m, &[], "-") {
+    if let Some(v) = parse_vlan_list(m, &[], "-") {
         return Some(v);
     }
     if m == "all" {
@@ -921,6 +872,25 @@ fn statement(
     }
 }
 
+/// `native-vlan-id N` (`set`) or `native-vlan-id` (`delete`); `at` is the
+/// value's index in the statement, for the syntax error.
+fn native_vlan(
+    l2: &mut L2,
+    del: bool,
+    value: Option<&String>,
+    at: usize,
+) -> Result<Effect, (usize, &'static str)> {
+    if del {
+        *l2.native_vlan = None;
+        return Ok(Effect::Done);
+    }
+    let v = value
+        .and_then(|s| parse_vlan(s))
+        .ok_or((at, "syntax error."))?;
+    *l2.native_vlan = Some(v);
+    Ok(Effect::Done)
+}
+
 fn if_statement(
     cfg: &mut Config,
     ifn: &str,
@@ -953,10 +923,7 @@ fn if_statement(
                 let Some(ae) = rest.get(2).filter(|a| lagname_for_eo(a)) else {
                     return Err((2, "syntax error."));
                 };
-                let mode = cfg
-                    .lags
-                    .get(ae)
-                    .map_or("static".to_string(), |l| l.mode.clone());
+                let mode = cfg.lag_mode(ae, "static");
                 cfg.join_lag(ifn, ae, &mode);
                 return Ok(Effect::Done);
             }
@@ -1031,19 +998,7 @@ fn if_statement(
                 None => Err((1, "syntax error.")),
             }
         }
-        "native-vlan-id" => {
-            if del {
-                *l2.native_vlan = None;
-                return Ok(Effect::Done);
-            }
-            match rest.get(1).and_then(|s| parse_vlan(s)) {
-                Some(v) => {
-                    *l2.native_vlan = Some(v);
-                    Ok(Effect::Done)
-                }
-                None => Err((1, "syntax error.")),
-            }
-        }
+        "native-vlan-id" => native_vlan(&mut l2, del, rest.get(1), 1),
         "unit" => {
             let Some(unit) = rest.get(1) else {
                 return Err((1, "syntax error."));
@@ -1054,7 +1009,7 @@ fn if_statement(
             if unit != "0" {
                 return Ok(Effect::Unmodelled);
             }
-            let clear = |l2: &mut crate::model::L2| {
+            let clear = |l2: &mut L2| {
                 l2.set_mode(None);
                 *l2.access_vlan = None;
                 l2.allowed.clear();
@@ -1118,19 +1073,7 @@ fn if_statement(
                         _ => Err((5, "syntax error.")),
                     }
                 }
-                Some("native-vlan-id") => {
-                    if del {
-                        *l2.native_vlan = None;
-                        return Ok(Effect::Done);
-                    }
-                    match es.get(1).and_then(|s| parse_vlan(s)) {
-                        Some(v) => {
-                            *l2.native_vlan = Some(v);
-                            Ok(Effect::Done)
-                        }
-                        None => Err((5, "syntax error.")),
-                    }
-                }
+                Some("native-vlan-id") => native_vlan(&mut l2, del, es.get(1), 5),
                 Some("vlan") => {
                     if es.get(1).map(String::as_str) != Some("members") {
                         return Err((5, "syntax error."));
@@ -1216,11 +1159,13 @@ impl Cli for Junos {
         }
     }
 
-    fn mode(&self) -> String {
-        if self.ask_exit {
-            return "question".into();
+    fn mode_name(&self) -> String {
+        match self.mode {
+            Mode::Op => "operational".into(),
+            Mode::Conf(Kind::Shared) => "configure".into(),
+            Mode::Conf(Kind::Private) => "configure-private".into(),
+            Mode::Conf(Kind::Exclusive) => "configure-exclusive".into(),
         }
-        self.mode_name()
     }
 
     fn handle(&mut self, line: &str, st: &mut DeviceState, out: &mut Out) -> Flow {

@@ -17,6 +17,7 @@ pub mod shell;
 pub mod srl;
 pub mod store;
 pub mod vrp;
+pub mod words;
 
 use faults::Faults;
 use platform::Platform;

@@ -169,6 +169,13 @@ pub struct DeviceState {
     pub unmodelled: Vec<String>,
 }
 
+impl DeviceState {
+    /// The persistent candidate (`pending`), started from running when there is none.
+    pub fn pending_mut(&mut self) -> &mut Config {
+        self.pending.get_or_insert_with(|| self.running.clone())
+    }
+}
+
 /// A mutable view over the L2 fields a port and a LAG share.
 pub struct L2<'a> {
     /// admin state
@@ -263,6 +270,31 @@ impl Config {
         None
     }
 
+    /// Names of every port, then every LAG.
+    pub fn if_names(&self) -> Vec<String> {
+        self.ports.keys().chain(self.lags.keys()).cloned().collect()
+    }
+
+    /// Names of every LAG, then every port (the order configuration listings use).
+    pub fn if_names_lags_first(&self) -> Vec<String> {
+        self.lags.keys().chain(self.ports.keys()).cloned().collect()
+    }
+
+    /// Mode of LAG `lag` (`lacp` / `static`), or `default` when there is no such LAG.
+    pub fn lag_mode(&self, lag: &str, default: &str) -> String {
+        self.lags
+            .get(lag)
+            .map_or(default.to_string(), |l| l.mode.clone())
+    }
+
+    /// `lacp` when LAG `lag` exists in LACP mode, else `static`.
+    pub fn lag_lacp_or_static(&self, lag: &str) -> &'static str {
+        match self.lags.get(lag) {
+            Some(l) if l.mode == "lacp" => "lacp",
+            _ => "static",
+        }
+    }
+
     /// Whether a port or LAG of that name exists.
     pub fn has_if(&self, name: &str) -> bool {
         self.ports.contains_key(name) || self.lags.contains_key(name)
@@ -347,73 +379,5 @@ impl Config {
             }
         }
         true
-    }
-}
-
-/// Parse a VLAN id 1..=4094.
-pub fn parse_vlan(s: &str) -> Option<u16> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) || s.len() > 4 {
-        return None;
-    }
-    let v: u16 = s.parse().ok()?;
-    (1..=4094).contains(&v).then_some(v)
-}
-
-/// Parse a VLAN list like `10,20-25,30` (separators given by the vendor).
-pub fn parse_vlan_list(s: &str, seps: &[char], range: &str) -> Option<Vec<u16>> {
-    let mut out = Vec::new();
-    for part in s.split(|c| seps.contains(&c)) {
-        if part.is_empty() {
-            return None;
-        }
-        if let Some((a, b)) = part.split_once(range) {
-            let (a, b) = (parse_vlan(a)?, parse_vlan(b)?);
-            if a > b {
-                return None;
-            }
-            out.extend(a..=b);
-        } else {
-            out.push(parse_vlan(part)?);
-        }
-    }
-    out.sort_unstable();
-    out.dedup();
-    Some(out)
-}
-
-/// Render VLANs compactly as `1,10-20,30`.
-pub fn vlan_ranges(v: &[u16], sep: &str, dash: &str) -> String {
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < v.len() {
-        let start = v[i];
-        let mut end = start;
-        while i + 1 < v.len() && v[i + 1] == end + 1 {
-            i += 1;
-            end = v[i];
-        }
-        if start == end {
-            parts.push(start.to_string());
-        } else {
-            parts.push(format!("{start}{dash}{end}"));
-        }
-        i += 1;
-    }
-    parts.join(sep)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn vlan_lists_expand_and_render() {
-        assert_eq!(
-            parse_vlan_list("10,12-14", &[','], "-"),
-            Some(vec![10, 12, 13, 14])
-        );
-        assert_eq!(parse_vlan_list("10,,1", &[','], "-"), None);
-        assert_eq!(parse_vlan_list("5000", &[','], "-"), None);
-        assert_eq!(vlan_ranges(&[1, 2, 3, 5, 7, 8], ",", "-"), "1-3,5,7-8");
     }
 }

@@ -4,7 +4,8 @@
 //! `trunk-create`), changes take effect (and persist) immediately.
 
 use crate::cli::{unmodelled, Cli, Env, Flow, Out};
-use crate::model::{parse_vlan, parse_vlan_list, DeviceState, Lag};
+use crate::model::{DeviceState, Lag};
+use crate::words::{parse_vlan, parse_vlan_list, shell_words};
 use std::collections::BTreeMap;
 
 /// One Netvisor session.
@@ -128,6 +129,15 @@ impl Netvisor {
             }
             v
         };
+        // A required port list argument (`ports 1,5-8`).
+        let need_ports = |k: &str, out: &mut Out| -> Option<Vec<String>> {
+            let p = need(k, out)?;
+            let names = ports(&p);
+            if names.is_none() {
+                out.fail(format!("{cmd}: invalid port list '{p}'"));
+            }
+            names
+        };
         let cfg = &mut st.running;
         match cmd {
             "pager" => self.paging = !fl.contains(&"off"),
@@ -185,11 +195,7 @@ impl Netvisor {
                 } else {
                     "port"
                 };
-                let Some(p) = need(pkey, out) else {
-                    return Flow::Continue;
-                };
-                let Some(names) = ports(&p) else {
-                    out.fail(format!("{cmd}: invalid port list '{p}'"));
+                let Some(names) = need_ports(pkey, out) else {
                     return Flow::Continue;
                 };
                 if let Some(bad) = names.iter().find(|n| !cfg.has_if(n)) {
@@ -256,11 +262,7 @@ impl Netvisor {
                 }
             }
             "port-config-modify" => {
-                let Some(p) = need("port", out) else {
-                    return Flow::Continue;
-                };
-                let Some(names) = ports(&p) else {
-                    out.fail(format!("{cmd}: invalid port list '{p}'"));
+                let Some(names) = need_ports("port", out) else {
                     return Flow::Continue;
                 };
                 for n in names {
@@ -300,13 +302,7 @@ impl Netvisor {
                 let mode = match args.get("lacp-mode").map(String::as_str) {
                     Some("active" | "passive") => "lacp",
                     Some(_) => "static",
-                    None => cfg.lags.get(&name).map_or("static", |l| {
-                        if l.mode == "lacp" {
-                            "lacp"
-                        } else {
-                            "static"
-                        }
-                    }),
+                    None => cfg.lag_lacp_or_static(&name),
                 }
                 .to_string();
                 cfg.lags
@@ -356,12 +352,12 @@ impl Cli for Netvisor {
         format!("CLI ({}@{}) > ", self.user, self.host)
     }
 
-    fn mode(&self) -> String {
+    fn mode_name(&self) -> String {
         "cli".into()
     }
 
     fn handle(&mut self, line: &str, st: &mut DeviceState, out: &mut Out) -> Flow {
-        let w = crate::shell::shell_words(line);
+        let w = shell_words(line);
         let f = self.run(&w, line, st, out);
         // Netvisor persists every change itself: there is no separate save.
         st.saved = st.running.clone();
@@ -369,7 +365,7 @@ impl Cli for Netvisor {
     }
 
     fn reject(&mut self, line: &str, out: &mut Out) {
-        let w = crate::shell::shell_words(line);
+        let w = shell_words(line);
         out.fail(format!(
             "{}: unknown argument '{}'",
             w.first().cloned().unwrap_or_default(),

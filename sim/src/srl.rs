@@ -6,6 +6,7 @@
 
 use crate::cli::{unmodelled, Cli, Env, Flow, Out};
 use crate::model::{Config, DeviceState, Lag};
+use crate::words::{parse_vlan, shell_words};
 
 /// One SR Linux session.
 pub struct Srl {
@@ -101,7 +102,7 @@ fn derive(cfg: &mut Config, inventory: &[String]) {
                 })
                 .map(|p| p[3].clone())
                 .unwrap_or_default();
-            if let Some(id) = crate::model::parse_vlan(&digits) {
+            if let Some(id) = parse_vlan(&digits) {
                 nis.push((name, id, desc));
             }
         }
@@ -132,14 +133,11 @@ fn derive(cfg: &mut Config, inventory: &[String]) {
     }
     for s in get(&["interface", "*", "ethernet", "aggregate-id"]) {
         let lag = s[4].clone();
-        let mode = cfg
-            .lags
-            .get(&lag)
-            .map_or("static".to_string(), |l| l.mode.clone());
+        let mode = cfg.lag_mode(&lag, "static");
         cfg.join_lag(&s[1], &lag, &mode);
     }
     // per-interface leaves and membership
-    let names: Vec<String> = cfg.ports.keys().chain(cfg.lags.keys()).cloned().collect();
+    let names = cfg.if_names();
     for n in names {
         let mine: Vec<&Vec<String>> = st
             .iter()
@@ -168,7 +166,7 @@ fn derive(cfg: &mut Config, inventory: &[String]) {
                             && p[6] == "single-tagged"
                             && p[7] == "vlan-id"
                     })
-                    .and_then(|p| crate::model::parse_vlan(&p[8]));
+                    .and_then(|p| parse_vlan(&p[8]));
                 match encap {
                     Some(v) => tagged.push(v.max(*id).min(v)),
                     None => untagged = Some(*id),
@@ -290,10 +288,6 @@ impl Srl {
     }
 }
 
-fn words(line: &str) -> Vec<String> {
-    crate::shell::shell_words(line)
-}
-
 impl Cli for Srl {
     fn prompt(&self) -> String {
         let m = match (&self.cand, self.private) {
@@ -304,7 +298,7 @@ impl Cli for Srl {
         format!("--{{ {m} }}--[  ]--\nA:{}# ", self.host)
     }
 
-    fn mode(&self) -> String {
+    fn mode_name(&self) -> String {
         if self.cand.is_some() {
             "candidate".into()
         } else {
@@ -313,14 +307,14 @@ impl Cli for Srl {
     }
 
     fn handle(&mut self, line: &str, st: &mut DeviceState, out: &mut Out) -> Flow {
-        let w = words(line);
+        let w = shell_words(line);
         let a: Vec<&str> = w.iter().map(String::as_str).collect();
         match a.as_slice() {
             [] => {}
             ["quit"] | ["exit", "all"] | ["logout"] => return Flow::Exit(0),
             ["exit"] if self.cand.is_none() => return Flow::Exit(0),
             ["exit"] => {}
-            ["environment", ..] | ["bash", ..] | ["ping", ..] | ["show", ..] | ["tools", ..] if !line.contains("configuration save") => unmodelled(st, &self.mode(), line),
+            ["environment", ..] | ["bash", ..] | ["ping", ..] | ["show", ..] | ["tools", ..] if !line.contains("configuration save") => unmodelled(st, &self.mode_name(), line),
             ["enter", "candidate", rest @ ..] => {
                 if self.faults.db_locked && (rest.contains(&"exclusive") || rest.contains(&"private")) {
                     Self::err(out, "Exclusive candidate is locked by another session (user admin, session 4)");
@@ -413,7 +407,7 @@ impl Cli for Srl {
     }
 
     fn reject(&mut self, line: &str, out: &mut Out) {
-        let w = words(line);
+        let w = shell_words(line);
         out.fail(format!(
             "Parsing error: Unknown token '{}'.",
             w.last().cloned().unwrap_or_default()

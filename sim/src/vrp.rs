@@ -4,10 +4,11 @@
 //! `Error: Unrecognized command found at '^' position.`, `save` with its
 //! confirmation, and for v8 a session candidate with `commit`.
 
-use crate::cli::{unmodelled, Cli, Env, Flow, Out};
-use crate::grammar::{Args, Grammar, IfNaming, Verdict};
-use crate::model::{parse_vlan, vlan_ranges, Config, DeviceState, Lag};
+use crate::cli::{caret, unmodelled, Cli, Env, Flow, Out};
+use crate::grammar::{Arg, Args, Grammar, Verdict};
+use crate::model::{Config, DeviceState, Lag};
 use crate::platform::Platform::{self, *};
+use crate::words::{parse_vlan_words, vlan_ranges, word_at, IfNaming};
 
 #[derive(Debug, Clone, PartialEq)]
 enum Mode {
@@ -49,33 +50,6 @@ fn lag_prefix(p: Platform) -> &'static str {
     } else {
         "Eth-Trunk"
     }
-}
-
-/// Parse `10 20 to 30` style VLAN lists.
-fn vrp_list(s: &str) -> Option<Vec<u16>> {
-    let toks: Vec<&str> = s.split_whitespace().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < toks.len() {
-        let a = parse_vlan(toks[i])?;
-        if toks.get(i + 1) == Some(&"to") {
-            let b = parse_vlan(toks.get(i + 2)?)?;
-            if b < a {
-                return None;
-            }
-            out.extend(a..=b);
-            i += 3;
-        } else {
-            out.push(a);
-            i += 1;
-        }
-    }
-    if out.is_empty() {
-        return None;
-    }
-    out.sort_unstable();
-    out.dedup();
-    Some(out)
 }
 
 impl Vrp {
@@ -302,27 +276,12 @@ impl Vrp {
     }
 
     fn err_caret(&self, line: &str, at: usize, what: &str, out: &mut Out) {
-        let plen = if self.interactive {
-            self.view_prompt().chars().count()
-        } else {
-            0
-        };
-        let col = plen + line[..at.min(line.len())].chars().count();
-        out.line(format!("{}^", " ".repeat(col)));
+        let prompt = self.interactive.then(|| self.view_prompt());
+        out.line(caret(prompt.as_deref(), line, at));
         if self.p == HpeComware {
             out.fail(format!("% {what} found at '^' position."));
         } else {
             out.fail(format!("Error: {what} found at '^' position."));
-        }
-    }
-
-    fn mode_name(&self) -> String {
-        match &self.mode {
-            Mode::User => "user-view".into(),
-            Mode::System => "system-view".into(),
-            Mode::If(_) => "interface-view".into(),
-            Mode::Vlan(_) => "vlan-view".into(),
-            Mode::Other(s) => s.clone(),
         }
     }
 
@@ -383,35 +342,35 @@ impl Vrp {
         if let Some(m) = l2.mode.as_deref() {
             v.push(format!(" port link-type {m}"));
         }
-        let comware = self.p == HpeComware;
+        // Comware spells the access, trunk and LAG commands its own way.
+        let (access, trunk, lag_member) = if self.p == HpeComware {
+            (
+                "port access vlan",
+                "port trunk permit vlan",
+                "port link-aggregation group",
+            )
+        } else {
+            (
+                "port default vlan",
+                "port trunk allow-pass vlan",
+                "eth-trunk",
+            )
+        };
         if let Some(a) = *l2.access_vlan {
-            v.push(if comware {
-                format!(" port access vlan {a}")
-            } else {
-                format!(" port default vlan {a}")
-            });
+            v.push(format!(" {access} {a}"));
         }
         if let Some(nv) = *l2.native_vlan {
             v.push(format!(" port trunk pvid vlan {nv}"));
         }
         if !l2.allowed.is_empty() {
-            let list = vlan_ranges(l2.allowed, " ", " to ");
-            v.push(if comware {
-                format!(" port trunk permit vlan {list}")
-            } else {
-                format!(" port trunk allow-pass vlan {list}")
-            });
+            v.push(format!(" {trunk} {}", vlan_ranges(l2.allowed, " ", " to ")));
         }
         if let Some(m) = *l2.mtu {
             v.push(format!(" jumboframe enable {m}"));
         }
         if let Some(l) = lag {
             let num = l.trim_start_matches(lag_prefix(self.p));
-            v.push(if comware {
-                format!(" port link-aggregation group {num}")
-            } else {
-                format!(" eth-trunk {num}")
-            });
+            v.push(format!(" {lag_member} {num}"));
         }
         if !*l2.admin_up {
             v.push(" shutdown".into());
@@ -445,7 +404,7 @@ impl Vrp {
                 out.line("#");
             }
         }
-        let names: Vec<String> = cfg.lags.keys().chain(cfg.ports.keys()).cloned().collect();
+        let names = cfg.if_names_lags_first();
         for n in names {
             for l in self.render_if(cfg, &n) {
                 out.line(l);
@@ -477,10 +436,7 @@ impl Vrp {
         let (act, a) = match verdict {
             Verdict::Ok(act, a) => (act, a),
             Verdict::Invalid(at) => {
-                let tok = line[at.min(line.len())..]
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or("");
+                let tok = word_at(line, at);
                 let what = if at > 0 && tok.starts_with(|c: char| c.is_ascii_digit()) {
                     "Wrong parameter"
                 } else {
@@ -647,7 +603,7 @@ fn config_act(
     p: Platform,
     naming: &IfNaming,
     act: &str,
-    a: &Vec<crate::grammar::Arg>,
+    a: &Vec<Arg>,
     _line: &str,
     mode: &Mode,
     cfg: &mut Config,
@@ -677,21 +633,14 @@ fn config_act(
             }
             return Ok(None);
         }
-        "vlan-batch" | "undo-vlan-batch" => {
-            let ids = vrp_list(&a.s(0)).ok_or("Error: Wrong parameter found at '^' position.")?;
+        "vlan-batch" | "undo-vlan-batch" | "vlan-range" | "undo-vlan-range" => {
+            let ids: Vec<u16> = if act.ends_with("batch") {
+                parse_vlan_words(&a.s(0)).ok_or("Error: Wrong parameter found at '^' position.")?
+            } else {
+                (a.vlan(0)..=a.vlan(1)).collect()
+            };
             for id in ids {
-                if act == "vlan-batch" {
-                    cfg.add_vlan(id);
-                } else if id != 1 {
-                    cfg.del_vlan(id);
-                }
-            }
-            return Ok(None);
-        }
-        "vlan-range" | "undo-vlan-range" => {
-            let (x, y) = (a.vlan(0), a.vlan(1));
-            for id in x..=y {
-                if act == "vlan-range" {
+                if !act.starts_with("undo") {
                     cfg.add_vlan(id);
                 } else if id != 1 {
                     cfg.del_vlan(id);
@@ -755,10 +704,7 @@ fn config_act(
             if p != HpeComware && !cfg.lags.contains_key(&lag) {
                 return Err(format!("Error: The {lag} does not exist."));
             }
-            let m = cfg
-                .lags
-                .get(&lag)
-                .map_or("static".to_string(), |l| l.mode.clone());
+            let m = cfg.lag_mode(&lag, "static");
             cfg.join_lag(&n, &lag, &m);
             return Ok(None);
         }
@@ -841,7 +787,7 @@ fn config_act(
                     }
                 })?;
             }
-            let ids = vrp_list(&a.s(0)).ok_or_else(|| {
+            let ids = parse_vlan_words(&a.s(0)).ok_or_else(|| {
                 if comware {
                     "% Wrong parameter found at '^' position.".to_string()
                 } else {
@@ -863,7 +809,8 @@ fn config_act(
         "undo-pvid" => *l2.native_vlan = None,
         "hybrid-tagged" | "hybrid-untagged" | "undo-hybrid" => {
             needs("hybrid", l2.mode.as_deref())?;
-            let ids = vrp_list(&a.s(0)).ok_or("Error: Wrong parameter found at '^' position.")?;
+            let ids =
+                parse_vlan_words(&a.s(0)).ok_or("Error: Wrong parameter found at '^' position.")?;
             match act {
                 "hybrid-tagged" => l2.allow_add(&ids),
                 "hybrid-untagged" => {
@@ -898,11 +845,14 @@ impl Cli for Vrp {
         }
     }
 
-    fn mode(&self) -> String {
-        if self.ask.is_some() {
-            return "question".into();
+    fn mode_name(&self) -> String {
+        match &self.mode {
+            Mode::User => "user-view".into(),
+            Mode::System => "system-view".into(),
+            Mode::If(_) => "interface-view".into(),
+            Mode::Vlan(_) => "vlan-view".into(),
+            Mode::Other(s) => s.clone(),
         }
-        self.mode_name()
     }
 
     fn handle(&mut self, line: &str, st: &mut DeviceState, out: &mut Out) -> Flow {
