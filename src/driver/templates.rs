@@ -119,14 +119,9 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
             }
         }
         Op::PlugPort | Op::UnplugPort => {
-            let c = req
-                .ports
-                .first()
-                .ok_or_else(|| Unsupported("no port".into()))?;
-            let p = req
-                .plug
-                .as_ref()
-                .ok_or_else(|| Unsupported("no plug".into()))?;
+            let (c, p) = req
+                .plugged()
+                .ok_or_else(|| Unsupported("no port to plug".into()))?;
             let bridge = p
                 .bridge
                 .clone()

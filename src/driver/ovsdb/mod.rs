@@ -138,14 +138,9 @@ pub fn prepare(
     };
     match req.op {
         Op::PlugPort | Op::UnplugPort => {
-            let c = req
-                .ports
-                .first()
-                .ok_or_else(|| Unsupported("no port".into()))?;
-            let p = req
-                .plug
-                .as_ref()
-                .ok_or_else(|| Unsupported("no plug".into()))?;
+            let (c, p) = req
+                .plugged()
+                .ok_or_else(|| Unsupported("no port to plug".into()))?;
             let bridge = p.bridge.clone().unwrap_or_else(|| device_bridge.clone());
             crate::request::validate::simple_name("bridge", &bridge, 15)
                 .map_err(|e| Unsupported(e.0))?;
