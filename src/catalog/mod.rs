@@ -356,6 +356,10 @@ pub struct VerifySpec {
     /// Fields the show output never carries (`description` on SONiC without a description
     /// column): an expectation on one is reported as not verified, never as verified.
     pub unread: BTreeSet<String>,
+    /// The show line listing the device's VLANs by name and id, on platforms that key VLANs
+    /// by name (Junos `set vlans NAME vlan-id N`): read before a VLAN is created or deleted,
+    /// so that the id a request names is what selects the VLAN.
+    pub vlan_table: Option<String>,
 }
 
 /// Whether and how a platform's ports can be read back.
@@ -397,6 +401,14 @@ impl Platform {
             return Ok(t);
         }
         Err(self.why_not(action))
+    }
+
+    /// Whether the platform keys VLANs by name (its `network_delete` template names the
+    /// VLAN by `{vlan_name}`): a request's name could then select another VLAN than its id.
+    pub fn vlans_by_name(&self) -> bool {
+        self.templates
+            .get("network_delete")
+            .is_some_and(|t| t.iter().any(|t| t.vars().any(|v| v == "vlan_name")))
     }
 
     /// Whether the platform carries out `action` (a template, or a driver action).

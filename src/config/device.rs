@@ -94,6 +94,27 @@ pub struct Device {
     pub ovs_vsctl: Option<Vec<String>>,
     /// OVS: integration bridge (default `br-int`).
     pub bridge: Option<String>,
+    /// OVS: the bridges requests may plug into and unplug from (default: the integration
+    /// bridge only).
+    pub bridges: Vec<String>,
+    /// OVS: callers (`[callers.NAME]`) that may plug a port without a VLAN, which carries
+    /// every VLAN of the bridge (local, unscoped runs always may).
+    pub flat_ports: Vec<String>,
+    /// Read the ports a request changes before and after it (read-before-write): nothing
+    /// is sent when they already are as requested, removals are authorised against what
+    /// the port carries, and a change the device accepted but does not show fails. Default
+    /// on where the platform can read ports.
+    pub verify: bool,
+    /// VLANs a change may take off a port (`None`: `allowed_vlans`); the idle VLAN always.
+    pub remove_vlans: Option<VlanSet>,
+}
+
+impl Device {
+    /// OVS: the bridge a port is plugged into when the request names none (`bridge`, else
+    /// the integration bridge `br-int`).
+    pub fn default_bridge(&self) -> String {
+        self.bridge.clone().unwrap_or_else(|| "br-int".into())
+    }
 }
 
 /// The `host_key` value that allows learning an unknown host key (never a changed one).
@@ -280,7 +301,19 @@ pub(super) fn build_device(
         denied_ports: r.denied_ports.unwrap_or_default(),
         ovs_db: r.ovs_db,
         ovs_vsctl: r.ovs_vsctl,
+        bridges: match r.bridges {
+            Some(b) => {
+                for name in &b {
+                    validate::simple_name("bridge", name, 15).map_err(|e| err("bridges", e.0))?;
+                }
+                b
+            }
+            None => vec![r.bridge.clone().unwrap_or_else(|| "br-int".into())],
+        },
         bridge: r.bridge,
+        flat_ports: r.flat_ports.unwrap_or_default(),
+        verify: r.verify.unwrap_or(true),
+        remove_vlans: r.remove_vlans,
     })
 }
 

@@ -84,6 +84,9 @@ pub struct Caller {
     pub devices: Vec<String>,
     /// VLANs it may use, narrowing each device's own policy (`None`: the device's policy).
     pub allowed_vlans: Option<VlanSet>,
+    /// VLANs a change of its may take off a port (`None`: those it may use). Wider than
+    /// `allowed_vlans` so that tear-down still works after the network team narrows it.
+    pub remove_vlans: Option<VlanSet>,
 }
 
 /// The loaded configuration.
@@ -128,6 +131,7 @@ struct RawCaller {
     #[serde(default)]
     devices: Vec<String>,
     allowed_vlans: Option<VlanSet>,
+    remove_vlans: Option<VlanSet>,
 }
 
 /// Every key a `[defaults]` or `[devices.X]` table may hold. Global-only keys are refused
@@ -173,6 +177,10 @@ struct RawSettings {
     ovs_db: Option<String>,
     ovs_vsctl: Option<Vec<String>>,
     bridge: Option<String>,
+    bridges: Option<Vec<String>>,
+    flat_ports: Option<Vec<String>>,
+    verify: Option<bool>,
+    remove_vlans: Option<VlanSet>,
 }
 
 macro_rules! merge_fields {
@@ -223,6 +231,10 @@ impl RawSettings {
             ovs_db,
             ovs_vsctl,
             bridge,
+            bridges,
+            flat_ports,
+            verify,
+            remove_vlans,
         )
     }
 }
@@ -305,6 +317,7 @@ impl Config {
                     name,
                     devices: c.devices,
                     allowed_vlans: c.allowed_vlans,
+                    remove_vlans: c.remove_vlans,
                 },
             );
         }

@@ -36,11 +36,16 @@ pub struct Cli {
     /// Plan only: print every line that would be sent; no lock, no connection, no audit.
     #[arg(long, global = true)]
     pub dry_run: bool,
-    /// Read the changed ports back before and after the change: nothing is sent when they
-    /// already are as requested, `changed` is exact, and a change the device accepted but
-    /// does not show fails with exit 1.
-    #[arg(long, global = true)]
+    /// Read the changed ports before and after the change (the default where the device's
+    /// `verify` is on and its platform can read ports): nothing is sent when they already
+    /// are as requested, removals are authorised against what the port carries, `changed`
+    /// is exact, and a change the device accepted but does not show fails with exit 1.
+    #[arg(long, global = true, conflicts_with = "no_verify")]
     pub verify: bool,
+    /// Do not read the ports (faster; `changed` then says what was sent, and a change that
+    /// could remove VLANs a caller may not remove is refused).
+    #[arg(long, global = true)]
+    pub no_verify: bool,
     /// Output format [default: json, or text when stdout is a terminal].
     #[arg(long, global = true, value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,

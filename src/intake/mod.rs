@@ -120,6 +120,9 @@ fn submission(cli: &Cli) -> Result<Intake, Error> {
                     if parsed.verify {
                         raw.verify = Some(true);
                     }
+                    if parsed.no_verify {
+                        raw.verify = Some(false);
+                    }
                     raw
                 }
             });
@@ -136,9 +139,12 @@ fn submission(cli: &Cli) -> Result<Intake, Error> {
             )
         }
     }
-    if cli.verify {
-        if let Some(raw) = sub.raw.as_mut() {
+    if let Some(raw) = sub.raw.as_mut() {
+        if cli.verify {
             raw.verify = Some(true);
+        }
+        if cli.no_verify {
+            raw.verify = Some(false);
         }
     }
     Ok(Intake::Submit(Box::new(sub)))

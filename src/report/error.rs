@@ -52,6 +52,16 @@ pub enum Error {
     Internal(String),
 }
 
+impl From<crate::driver::Failure> for Error {
+    fn from(f: crate::driver::Failure) -> Self {
+        match f {
+            crate::driver::Failure::Session(s) => Error::Session(s),
+            crate::driver::Failure::Denied(d) => Error::Denied(d),
+            crate::driver::Failure::Unsupported(u) => Error::Unsupported(u),
+        }
+    }
+}
+
 impl From<TransportError> for Error {
     fn from(e: TransportError) -> Self {
         Error::Session(SessionError::Transport(e))
