@@ -404,6 +404,34 @@ pub struct ServeJsonrpcArgs {
     /// Close the connection after this many idle seconds between requests.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub idle_timeout: u64,
+    /// Answer 408 and close when a request's head and body take longer than this many
+    /// seconds to arrive, from its first byte.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub request_timeout: u64,
+    /// Terminate TLS: the server certificate chain (PEM), with --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The server's private key (PEM; a secret: mode 0600, like every secret file).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Require a client certificate signed by a CA in this PEM file.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_client_ca: Option<PathBuf>,
+    /// Lowest TLS version accepted: 1.3 (default, as Ironic's own JSON-RPC server) or 1.2
+    /// for clients whose TLS library predates 1.3.
+    #[arg(long, value_name = "VERSION", value_enum, default_value_t = TlsVersion::V1_3, requires = "tls_cert")]
+    pub tls_min_version: TlsVersion,
+}
+
+/// `--tls-min-version`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TlsVersion {
+    /// TLS 1.2 and 1.3.
+    #[value(name = "1.2")]
+    V1_2,
+    /// TLS 1.3 only.
+    #[value(name = "1.3")]
+    V1_3,
 }
 
 /// completions.
