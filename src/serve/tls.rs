@@ -52,9 +52,13 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
 }
 
 impl TlsWriter {
-    /// Sends `close_notify` (the orderly end of a TLS connection).
+    /// Sends `close_notify` (the orderly end of a TLS connection), if a handshake was
+    /// completed: a connection that never spoke TLS gets nothing.
     pub fn close(&mut self) {
         let mut s = lock(&self.shared);
+        if s.session.is_handshaking() {
+            return;
+        }
         s.session.send_close_notify();
         let _ = s.flush_tls();
     }
