@@ -104,9 +104,15 @@ pub fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError>
 
 /// The private key of a PEM file, after the secret-file mode check.
 pub fn load_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
+    Ok(read_key(path)?.0)
+}
+
+/// The private key of a PEM file, after the secret-file mode check: parsed, and the file's
+/// PEM text for libraries that take PEM (`ureq`).
+pub fn read_key(path: &Path) -> Result<(PrivateKeyDer<'static>, Vec<u8>), TlsError> {
     check_secret_mode(path)?;
     let bytes = read("private key", path)?;
-    PrivateKeyDer::from_pem_slice(&bytes).map_err(|e| TlsError::Pem {
+    let key = PrivateKeyDer::from_pem_slice(&bytes).map_err(|e| TlsError::Pem {
         path: path.to_path_buf(),
         problem: match e {
             rustls::pki_types::pem::Error::NoItemsFound => {
@@ -115,7 +121,8 @@ pub fn load_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
             // The error of the PEM parser never carries the key's bytes.
             other => format!("unreadable PEM private key ({other})"),
         },
-    })
+    })?;
+    Ok((key, bytes))
 }
 
 /// A root store of the CA certificates in a PEM file.

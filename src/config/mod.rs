@@ -21,7 +21,7 @@ pub use device::{check_host_key, Device, TransportKind, TRUST_ON_FIRST_USE};
 pub use files::{check_config_mode, check_secret_mode, read_secret, Secrets};
 pub use jump::JumpHost;
 use lock::{build_lock, RawCoalesce, RawLock};
-pub use lock::{CoalesceSettings, EtcdEndpoint, EtcdSettings, LockSettings};
+pub use lock::{CoalesceSettings, EtcdEndpoint, EtcdSettings, EtcdTls, LockSettings};
 
 use crate::request::validate;
 use crate::request::vlan::{Vlan, VlanSet};
