@@ -116,6 +116,7 @@ fn is_tls(e: &ureq::Error) -> bool {
 /// answer, as `/v3/lease/keepalive`, is read only that far).
 fn post(
     agent: &ureq::Agent,
+    client_cert: bool,
     ep: &EtcdEndpoint,
     path: &str,
     body: &Value,
@@ -141,7 +142,19 @@ fn post(
             other => other.to_string(),
         };
         let tls = is_tls(&e);
-        fail(true, tls, if tls { format!("TLS: {what}") } else { what })
+        let what = if tls {
+            format!("TLS: {what}")
+        } else if ep.tls && !client_cert && matches!(&e, ureq::Error::Io(_)) {
+            // TLS 1.3 refuses a missing client certificate after the handshake: the
+            // request's write may meet the closed connection before the alert is read.
+            format!(
+                "{what} (right after the TLS handshake: etcd may require a client \
+                 certificate, cert_file and key_file)"
+            )
+        } else {
+            what
+        };
+        fail(true, tls, what)
     })?;
     let status = response.status().as_u16();
     let reader = response
@@ -231,6 +244,10 @@ impl Client {
         for ep in &self.settings.endpoints {
             match post(
                 &self.agent,
+                self.settings
+                    .tls
+                    .as_ref()
+                    .is_some_and(|t| t.client.is_some()),
                 ep,
                 path,
                 body,

@@ -98,10 +98,12 @@ impl Pki {
     }
 
     /// A certificate `<name>.crt` + key `<name>.key` signed by CA `ca`; `server` adds the
-    /// 127.0.0.1 address and serverAuth, otherwise clientAuth.
+    /// 127.0.0.1 address and serverAuth (and clientAuth: etcd's JSON gateway dials its own
+    /// gRPC port with the server certificate, which `--client-cert-auth` then checks),
+    /// otherwise clientAuth only.
     pub fn issue(&self, ca: &str, name: &str, server: bool) -> (PathBuf, PathBuf) {
         let ext = if server {
-            "basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n"
+            "basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n"
         } else {
             "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n"
         };
