@@ -101,6 +101,21 @@ fn tls_material(
     Ok(tls)
 }
 
+/// What `mercury check` finds wrong with the etcd TLS material (unreadable, not PEM, a key
+/// others can read): the same loading a lock acquisition does, without connecting.
+pub fn check(lock: &crate::config::LockSettings) -> Vec<String> {
+    let crate::config::LockSettings::Etcd(settings) = lock else {
+        return Vec::new();
+    };
+    match &settings.tls {
+        Some(t) => match tls_material(ureq::tls::TlsConfig::builder(), t) {
+            Ok(_) => Vec::new(),
+            Err(e) => vec![format!("lock: {e}")],
+        },
+        None => Vec::new(),
+    }
+}
+
 /// Whether a ureq error is a TLS failure (certificate, handshake, alert).
 fn is_tls(e: &ureq::Error) -> bool {
     match e {
