@@ -387,9 +387,12 @@ pub struct ServeSshArgs {
 ///
 /// Speaks the JSON-RPC 2.0 dialect of Ironic's ironic-networking service (update_port,
 /// reset_port, update_lag, delete_lag, get_switches) over exactly one HTTP/1.1 connection on
-/// stdin/stdout, as started by systemd socket activation with Accept=yes or by inetd. Every
-/// call is one ordinary Mercury request: the configuration is read again, and policy, lock
-/// and audit apply.
+/// stdin/stdout, as started by systemd socket activation with Accept=yes or by inetd,
+/// optionally inside TLS terminated by Mercury (--tls-cert/--tls-key; TLS 1.3 unless
+/// --tls-min-version 1.2; client certificates with --tls-client-ca). Every call is one
+/// ordinary Mercury request: the configuration is read again, and policy, lock and audit
+/// apply. The audit record names the client by the socket's peer address. Failed logins are
+/// audited and the third one on a connection closes it.
 #[derive(Debug, Clone, Args)]
 pub struct ServeJsonrpcArgs {
     /// Serve the one connection on stdin/stdout (the only mode: no listening daemon).
