@@ -145,9 +145,14 @@ pub fn start(
 fn feed(s: &mut Shared, mut bytes: &[u8]) -> (Vec<u8>, bool) {
     let mut plain = Vec::new();
     while !bytes.is_empty() {
-        if let Err(e) = s.session.read_tls(&mut bytes) {
-            log::warn!("serve-jsonrpc: TLS: {e}");
-            return (plain, true);
+        match s.session.read_tls(&mut bytes) {
+            // Nothing taken from a non-empty buffer: rustls will take no more.
+            Ok(0) => return (plain, true),
+            Ok(_) => {}
+            Err(e) => {
+                log::warn!("serve-jsonrpc: TLS: {e}");
+                return (plain, true);
+            }
         }
         let state = match s.session.process_new_packets() {
             Ok(state) => state,
