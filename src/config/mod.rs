@@ -21,7 +21,7 @@ pub use device::{check_host_key, Device, TransportKind, TRUST_ON_FIRST_USE};
 pub use files::{check_config_mode, check_secret_mode, read_secret, Secrets};
 pub use jump::JumpHost;
 use lock::{build_lock, RawCoalesce, RawLock};
-pub use lock::{CoalesceSettings, EtcdEndpoint, EtcdSettings, LockSettings};
+pub use lock::{CoalesceSettings, EtcdEndpoint, EtcdSettings, EtcdTls, LockSettings};
 
 use crate::request::validate;
 use crate::request::vlan::{Vlan, VlanSet};
@@ -496,12 +496,38 @@ mod tests {
             Some(Path::new("/etc/mercury/etcd.cred"))
         );
         assert!(!c.coalesce.enabled);
+        let c = parse(
+            "[lock]\nbackend = \"etcd\"\nendpoints = [\"https://etcd-1:2379\", \"http://[::1]:2379\"]\nca_file = \"/etc/mercury/ca.pem\"\ncert_file = \"/etc/mercury/c.pem\"\nkey_file = \"/etc/mercury/c.key\"\n",
+        )
+        .unwrap();
+        let LockSettings::Etcd(e) = c.lock else {
+            panic!("{:?}", c.lock)
+        };
+        assert_eq!(e.endpoints[0].url(), "https://etcd-1:2379");
+        assert_eq!(e.endpoints[1].url(), "http://[::1]:2379");
+        let tls = e.tls.unwrap();
+        assert_eq!(tls.ca_file, Path::new("/etc/mercury/ca.pem"));
+        assert_eq!(
+            tls.client,
+            Some((
+                PathBuf::from("/etc/mercury/c.pem"),
+                PathBuf::from("/etc/mercury/c.key")
+            ))
+        );
         for (text, key) in [
             ("[lock]\nbackend = \"zk\"\n", "lock.backend"),
             ("[lock]\nendpoints = [\"http://h:1\"]\n", "lock.endpoints"),
             ("[lock]\nbackend = \"etcd\"\n", "lock.endpoints"),
             (
                 "[lock]\nbackend = \"etcd\"\nendpoints = [\"https://h:2379\"]\n",
+                "lock.ca_file",
+            ),
+            (
+                "[lock]\nbackend = \"etcd\"\nendpoints = [\"https://h\"]\nca_file = \"ca.pem\"\ncert_file = \"c.pem\"\n",
+                "lock.key_file",
+            ),
+            (
+                "[lock]\nbackend = \"etcd\"\nendpoints = [\"ftp://h\"]\n",
                 "lock.endpoints",
             ),
             (

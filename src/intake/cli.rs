@@ -392,9 +392,12 @@ pub struct ServeSshArgs {
 ///
 /// Speaks the JSON-RPC 2.0 dialect of Ironic's ironic-networking service (update_port,
 /// reset_port, update_lag, delete_lag, get_switches) over exactly one HTTP/1.1 connection on
-/// stdin/stdout, as started by systemd socket activation with Accept=yes or by inetd. Every
-/// call is one ordinary Mercury request: the configuration is read again, and policy, lock
-/// and audit apply.
+/// stdin/stdout, as started by systemd socket activation with Accept=yes or by inetd,
+/// optionally inside TLS terminated by Mercury (--tls-cert/--tls-key; TLS 1.3 unless
+/// --tls-min-version 1.2; client certificates with --tls-client-ca). Every call is one
+/// ordinary Mercury request: the configuration is read again, and policy, lock and audit
+/// apply. The audit record names the client by the socket's peer address. Failed logins are
+/// audited and the third one on a connection closes it.
 #[derive(Debug, Clone, Args)]
 pub struct ServeJsonrpcArgs {
     /// Serve the one connection on stdin/stdout (the only mode: no listening daemon).
@@ -409,6 +412,34 @@ pub struct ServeJsonrpcArgs {
     /// Close the connection after this many idle seconds between requests.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub idle_timeout: u64,
+    /// Answer 408 and close when a request's head and body take longer than this many
+    /// seconds to arrive, from its first byte.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub request_timeout: u64,
+    /// Terminate TLS: the server certificate chain (PEM), with --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The server's private key (PEM; a secret: mode 0600, like every secret file).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Require a client certificate signed by a CA in this PEM file.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_client_ca: Option<PathBuf>,
+    /// Lowest TLS version accepted: 1.3 (default, as Ironic's own JSON-RPC server) or 1.2
+    /// for clients whose TLS library predates 1.3.
+    #[arg(long, value_name = "VERSION", value_enum, default_value_t = TlsVersion::V1_3, requires = "tls_cert")]
+    pub tls_min_version: TlsVersion,
+}
+
+/// `--tls-min-version`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TlsVersion {
+    /// TLS 1.2 and 1.3.
+    #[value(name = "1.2")]
+    V1_2,
+    /// TLS 1.3 only.
+    #[value(name = "1.3")]
+    V1_3,
 }
 
 /// completions.

@@ -36,6 +36,10 @@ pub struct Who {
     /// HTTP client address (`serve-jsonrpc`); absent for other intakes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http_client: Option<String>,
+    /// SHA-256 fingerprint of the verified TLS client certificate (`serve-jsonrpc
+    /// --tls-client-ca`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_client: Option<String>,
     /// Unix user running Mercury.
     pub unix_user: String,
     /// Its uid.
@@ -55,6 +59,7 @@ impl Who {
                 .map(str::to_string),
             http_user: None,
             http_client: None,
+            tls_client: None,
             unix_user: uid
                 .and_then(user_name)
                 .unwrap_or_else(|| uid.map(|u| u.to_string()).unwrap_or_default()),

@@ -39,6 +39,9 @@ pub(super) fn check(
             }
         }
     }
+    if !catalog_only {
+        problems.extend(lock::etcd::check(&config.lock));
+    }
     report.data = json!({
         "problems": problems,
         "platforms": catalog.names().collect::<Vec<_>>(),

@@ -62,8 +62,54 @@ pub struct Origin {
     pub ssh_connection: Option<String>,
     /// The authenticated user (HTTP Basic).
     pub http_user: Option<String>,
-    /// The client's address, as the socket activator reported it.
+    /// The client's address: the inherited socket's peer, or what the activator reported.
     pub remote: Option<String>,
+    /// The fingerprint of the client's verified TLS certificate (`serve-jsonrpc
+    /// --tls-client-ca`).
+    pub tls_client: Option<String>,
+}
+
+impl Origin {
+    /// Who this origin is, for an audit record (`caller` is the policy scope, if any).
+    fn who(&self, caller: Option<String>) -> Who {
+        let mut who = Who::current(caller, self.ssh_connection.as_deref());
+        if self.http_user.is_some() || self.remote.is_some() || self.tls_client.is_some() {
+            who.ssh_client = None;
+            who.http_user = self.http_user.clone();
+            who.http_client = self.remote.clone();
+            who.tls_client = self.tls_client.clone();
+        }
+        who
+    }
+}
+
+/// Records a request refused before it became one (a failed HTTP authentication) in the
+/// audit log `config` names, as one `refused` record. A config or audit log that cannot be
+/// used is logged, not returned: the refusal stands either way.
+pub fn audit_refusal(
+    config_path: &Path,
+    origin: &Origin,
+    what: serde_json::Value,
+    how: serde_json::Value,
+) {
+    let written = Config::load(config_path)
+        .map_err(Error::from)
+        .and_then(|config| Ok(AuditLog::open(&config.audit_log)?))
+        .and_then(|mut log| {
+            let who = origin.who(None);
+            let id = new_request_id();
+            Ok(log.write(&audit::record(
+                "refused",
+                &id,
+                &who,
+                &what,
+                &json!({}),
+                Some(how),
+            ))?)
+        });
+    if let Err(e) = written {
+        log::warn!("refusal not audited: {e}");
+    }
 }
 
 /// Runs one submission with the configuration at `config` and renders its result.
@@ -187,12 +233,7 @@ fn execute(config_path: &Path, sub: Submission, report: &mut Report) -> Result<(
         return check(&config, &catalog, catalog_only, report);
     };
 
-    let mut who = Who::current(sub.caller.clone(), sub.origin.ssh_connection.as_deref());
-    if sub.origin.http_user.is_some() || sub.origin.remote.is_some() {
-        who.ssh_client = None;
-        who.http_user = sub.origin.http_user.clone();
-        who.http_client = sub.origin.remote.clone();
-    }
+    let who = sub.origin.who(sub.caller.clone());
     let scope = match &sub.caller {
         Some(name) => Some(Scope {
             caller: config.callers.get(name).ok_or_else(|| {
