@@ -177,7 +177,7 @@ impl Job<'_> {
     ) -> Served {
         let prepared = (|| -> Result<_, Error> {
             let req = Request::from_raw(entry.request.clone())?;
-            let (d, _) = resolve::resolve(&req, self.config, self.catalog)?;
+            let (d, _) = resolve::resolve(&req, self.config, self.catalog, None)?;
             if d.name != device.name {
                 return Err(Error::Internal(format!(
                     "spooled request {} names device {}, not {}",
