@@ -27,10 +27,10 @@ impl std::fmt::Debug for Secrets {
 }
 
 impl Secrets {
-    /// Checks every secret file `device` names (key file included) and reads the
-    /// one-line ones.
+    /// Checks every file `device` names (secrets, key file, known_hosts; see
+    /// [`Device::check_files`]) and reads the one-line secrets.
     pub fn read(device: &Device) -> Result<Secrets, ConfigError> {
-        device.check_secret_modes()?;
+        device.check_files()?;
         let read = |p: &Option<std::path::PathBuf>| p.as_deref().map(read_checked).transpose();
         Ok(Secrets {
             password: read(&device.password_file)?,
@@ -93,6 +93,19 @@ impl Device {
     pub fn check_secret_modes(&self) -> Result<(), ConfigError> {
         for (_, path) in self.secret_files() {
             check_secret_mode(path)?;
+        }
+        Ok(())
+    }
+
+    /// Every file a session with this device would read, trust-checked as a run does before
+    /// connecting (and `mercury check` the same way): the secrets, and for SSH the
+    /// known_hosts file (or, when trust-on-first-use is to create it, its directory).
+    pub fn check_files(&self) -> Result<(), ConfigError> {
+        self.check_secret_modes()?;
+        if self.transport == super::TransportKind::Ssh {
+            if let Some(path) = &self.known_hosts {
+                trust::check_file_or_creatable(path, Role::KnownHosts)?;
+            }
         }
         Ok(())
     }

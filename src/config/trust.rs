@@ -248,8 +248,22 @@ fn check_file_meta(path: &Path, meta: &fs::Metadata, role: Role) -> Result<(), C
 /// directories above it and every link on the way. A missing file is [`ConfigError::Read`]
 /// with `NotFound`.
 pub fn check_file(path: &Path, role: Role) -> Result<(), ConfigError> {
-    let (real, meta) = walk(path, role)?;
+    let (real, meta) = walk(path, role).map_err(|e| missing_is_the_file(e, path))?;
     check_file_meta(&real, &meta, role)
+}
+
+/// A directory on the way that does not exist means the file does not: say so about the
+/// file the configuration names.
+fn missing_is_the_file(e: ConfigError, path: &Path) -> ConfigError {
+    match e {
+        ConfigError::Read { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+        other => other,
+    }
 }
 
 /// Checks a directory Mercury reads files from (`plugins.d`): the same rules as for a file's

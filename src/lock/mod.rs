@@ -206,13 +206,23 @@ pub fn check_usable(dir: &Path, devices: &[(&str, u32)]) -> Vec<String> {
                 let Ok(meta) = fs::symlink_metadata(&path) else {
                     continue;
                 };
+                // What opening it would find: a link, a stranger's file, one others can
+                // write, or one this user cannot write.
                 let verdict = if meta.file_type().is_symlink() {
-                    Err("is a symbolic link, which Mercury never follows here".to_string())
+                    Err(format!(
+                        "{}: is a symbolic link, which Mercury never follows here",
+                        path.display()
+                    ))
                 } else {
-                    trust::writable(&path).map_err(|e| format!("not writable: {e}"))
+                    trust::check_file(&path, Role::LockDir)
+                        .map_err(|e| e.to_string())
+                        .and_then(|()| {
+                            trust::writable(&path)
+                                .map_err(|e| format!("{}: not writable: {e}", path.display()))
+                        })
                 };
                 if let Err(e) = verdict {
-                    problems.push(format!("lock_dir: {}: {e}", path.display()));
+                    problems.push(format!("lock_dir: {e}"));
                 }
             }
         }

@@ -3,7 +3,7 @@
 //!
 //! Whatever a run would refuse for a reason knowable offline, check refuses too, through the
 //! same functions: the configuration and catalog files were trust-checked by loading them;
-//! here come each device's secrets and known_hosts, the lock directory and the audit log
+//! here come each device's secrets (read, as a run reads them) and known_hosts, the lock directory and the audit log
 //! (trusted, and writable by the user running check), and the etcd credentials file.
 
 use super::*;
@@ -30,7 +30,8 @@ pub(super) fn check(
                     }
                 }
             }
-            if let Err(e) = d.check_secret_modes() {
+            // Read as a run reads them (trust checks, one line each); the values are dropped.
+            if let Err(e) = Secrets::read(d) {
                 problems.push(format!("devices.{}: {e}", d.name));
             }
             if d.transport == TransportKind::Ssh {

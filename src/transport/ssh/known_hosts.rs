@@ -5,10 +5,10 @@
 //! patterns with `*`/`?` wildcards and `!` negation, `[host]:port` for ports other than 22,
 //! hashed names (`|1|salt|hash`, HMAC-SHA1), and the `@revoked` marker. `@cert-authority`
 //! lines are ignored: Mercury does not accept host certificates. Malformed lines are
-//! skipped, as OpenSSH does. It never talks to the network. A file is read or learned into
-//! only after the trust check (`config::trust`: owned by root or the running user, not
-//! writable by group or others, nor any directory or link on the way), since whoever can
-//! write it can impersonate every device it lists.
+//! skipped, as OpenSSH does. It never talks to the network. The file's trust (owned by root
+//! or the running user, not writable by group or others, nor any directory or link on the
+//! way: whoever can write it can impersonate every device it lists) is checked by the
+//! config layer with the device's secrets, before a connection is opened.
 
 use std::fs;
 use std::io::{Seek, SeekFrom, Write};
@@ -100,9 +100,9 @@ pub struct KnownHosts {
 }
 
 impl KnownHosts {
-    /// Reads a file after the trust check; a missing file is an empty list.
+    /// Reads a file (trust-checked with the device's secrets before any connection); a
+    /// missing file is an empty list.
     pub fn load(path: &Path) -> Result<KnownHosts, String> {
-        check(path)?;
         match fs::read_to_string(path) {
             Ok(text) => Ok(KnownHosts::parse(&text)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(KnownHosts::default()),
@@ -262,7 +262,6 @@ pub fn learn(
 ) -> Result<Verdict, String> {
     use std::os::unix::fs::OpenOptionsExt;
     let fail = |what: &str, e: std::io::Error| format!("{what} {}: {e}", path.display());
-    check(path)?;
     let mut file = fs::OpenOptions::new()
         .read(true)
         .append(true)
@@ -270,8 +269,6 @@ pub fn learn(
         .mode(0o644)
         .open(path)
         .map_err(|e| fail("cannot open", e))?;
-    // Created just now (or swapped meanwhile): the file itself must pass too.
-    check(path)?;
     file.lock().map_err(|e| fail("cannot lock", e))?;
     let text = fs::read_to_string(path).map_err(|e| fail("cannot read", e))?;
     let current = KnownHosts::parse(&text).check(host, port, blob);
@@ -294,13 +291,6 @@ pub fn learn(
         .and_then(|_| file.sync_all())
         .map_err(|e| fail("cannot write", e))?;
     Ok(Verdict::Known)
-}
-
-/// The trust check of a known_hosts file: the file when it exists, else the directory it
-/// would be created in (trust-on-first-use). `mercury check` makes the same one.
-pub fn check(path: &Path) -> Result<(), String> {
-    use crate::config::trust::{self, Role};
-    trust::check_file_or_creatable(path, Role::KnownHosts).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

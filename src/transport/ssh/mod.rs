@@ -160,11 +160,6 @@ pub fn check(device: &Device) -> Vec<String> {
             "devices.{name}.proxy_jump: the jump host's key needs proxy_jump_host_key or a known_hosts file that lists it"
         ));
     }
-    if let Some(path) = &device.known_hosts {
-        if let Err(e) = known_hosts::check(path) {
-            out.push(format!("devices.{name}.known_hosts: {e}"));
-        }
-    }
     out
 }
 
