@@ -5,6 +5,8 @@
 //! one device is a program that records being spawned, another an SSH address where a
 //! listener records every TCP connection.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 
 use std::io::Write;
