@@ -277,14 +277,23 @@ impl Config {
                 .value_text(key)
                 .map(|v| (key.to_vec(), v))
                 .or_else(|| inherited.and_then(|d| source.value_text(&d).map(|v| (d.to_vec(), v))));
-            let (line, message) = match at {
-                Some((k, value)) => (source.line_of(&k), diag::redact(&message, value)),
-                None => (source.line_of(key), message),
+            let (line, shown, message) = match at {
+                Some((k, value)) if k != key => (
+                    source.line_of(&k),
+                    format!("{} (inherited by {})", k.join("."), key[..2].join(".")),
+                    diag::redact(&message, value),
+                ),
+                Some((k, value)) => (
+                    source.line_of(&k),
+                    key.join("."),
+                    diag::redact(&message, value),
+                ),
+                None => (source.line_of(key), key.join("."), message),
             };
             ConfigError::Invalid {
                 path: path.to_path_buf(),
                 line,
-                key: key.join("."),
+                key: shown,
                 message,
             }
         };
@@ -457,6 +466,28 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("devices.a.address"), "{e}");
+    }
+
+    #[test]
+    fn inherited_values_are_named_where_they_are_written_and_never_shown() {
+        let e = parse(
+            "[defaults]\nhost_key = \"hunter2\"\n[devices.a]\nplatform = \"x\"\naddress = \"h\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("line 2: defaults.host_key (inherited by devices.a)"),
+            "{e}"
+        );
+        assert!(!e.contains("hunter2"), "{e}");
+        let e = parse("[devices.a]\nplatform = \"x\"\ntransport = \"hunter2\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 3: devices.a.transport: unknown transport"),
+            "{e}"
+        );
+        assert!(!e.contains("hunter2"), "{e}");
     }
 
     #[test]
