@@ -41,30 +41,35 @@ pub struct Scope<'c> {
 }
 
 impl Scope<'_> {
-    /// Whether this caller may use `device` at all.
-    pub fn allows_device(&self, device: &Device) -> Result<(), Denied> {
+    /// Whether this caller may use `device` at all: it is in `[callers.NAME] devices` and,
+    /// when the key has an `--allow-device` list, in that list (by name or alias).
+    pub fn allows(&self, device: &Device) -> bool {
         let name = &device.name;
-        if !self.caller.devices.iter().any(|d| d == name) {
-            return Err(deny(
-                format!("callers.{}.devices", self.caller.name),
-                format!("caller {} may not use device {name}", self.caller.name),
-            ));
-        }
-        if let Some(list) = &self.allow_devices {
-            if !list.iter().any(|d| d == name || device.aliases.contains(d)) {
-                return Err(deny(
-                    "serve-ssh --allow-device",
-                    format!("device {name} is not among this key's --allow-device list"),
-                ));
-            }
-        }
-        Ok(())
+        self.caller.devices.iter().any(|d| d == name)
+            && self
+                .allow_devices
+                .as_ref()
+                .is_none_or(|list| list.iter().any(|d| d == name || device.aliases.contains(d)))
+    }
+
+    /// The one answer for a device reference outside the scope, whether or not such a device
+    /// exists: it names the reference as the caller wrote it, so a caller learns nothing about
+    /// devices that are not its own (not their names, platforms, or that they exist).
+    pub fn not_yours(&self, reference: &str) -> Denied {
+        deny(
+            format!("callers.{}.devices", self.caller.name),
+            format!(
+                "caller {} may not use device {}",
+                self.caller.name,
+                Escaped(reference)
+            ),
+        )
     }
 }
 
 /// Checks a mutating or port-naming request against the device (and caller) policy. The
-/// caller's right to the device itself is [`Scope::allows_device`], decided once when the
-/// device is resolved.
+/// caller's right to the device itself is [`Scope::allows`], decided once when the device
+/// is resolved (a device outside the scope is not found at all).
 pub fn check(req: &Request, device: &Device, scope: Option<&Scope>) -> Result<(), Denied> {
     for port in req.port_names() {
         check_port(device, &port)?;

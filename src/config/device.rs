@@ -135,8 +135,7 @@ pub fn check_host_key(value: &str, allow_tofu: bool) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "{} is not an OpenSSH SHA256 fingerprint (`ssh-keygen -lf KEY.pub` prints it: SHA256: and 43 base64 characters){}",
-            validate::Escaped(value),
+            "not an OpenSSH SHA256 fingerprint (`ssh-keygen -lf KEY.pub` prints it: SHA256: and 43 base64 characters){}",
             if allow_tofu {
                 format!(" nor \"{TRUST_ON_FIRST_USE}\"")
             } else {
@@ -174,13 +173,10 @@ pub(super) fn build_device(
                     .collect(),
             }
         }
-        other => {
+        _ => {
             return Err(err(
                 "transport",
-                format!(
-                    "unknown transport {} (ssh, command, local)",
-                    validate::Escaped(other)
-                ),
+                "unknown transport (ssh, command, local)".to_string(),
             ))
         }
     };
@@ -223,13 +219,31 @@ pub(super) fn build_device(
         .as_deref()
         .map(|m| validate::mac("mac", m))
         .transpose()
-        .map_err(|e| err("mac", e.0))?;
+        .map_err(|_| {
+            err(
+                "mac",
+                "expected a MAC address like aa:bb:cc:dd:ee:ff".into(),
+            )
+        })?;
     let aliases = r.aliases.unwrap_or_default();
-    for a in &aliases {
-        validate::simple_name("alias", a, 128).map_err(|e| err("aliases", e.0))?;
+    for (i, a) in aliases.iter().enumerate() {
+        validate::simple_name("alias", a, 128).map_err(|_| {
+            err(
+                "aliases",
+                format!(
+                    "item {}: 1-128 letters, digits, '.', '_' and '-', starting with a letter or digit",
+                    i + 1
+                ),
+            )
+        })?;
     }
     if let Some(b) = &r.bridge {
-        validate::simple_name("bridge", b, 15).map_err(|e| err("bridge", e.0))?;
+        validate::simple_name("bridge", b, 15).map_err(|_| {
+            err(
+                "bridge",
+                "1-15 letters, digits, '.', '_' and '-', starting with a letter or digit".into(),
+            )
+        })?;
     }
     if let Some(db) = &r.ovs_db {
         validate::ovs_db(db).map_err(|m| err("ovs_db", m))?;
@@ -245,7 +259,7 @@ pub(super) fn build_device(
             if g.is_empty() || g.chars().any(validate::is_dangerous) {
                 return Err(err(
                     k,
-                    format!("invalid port pattern {}", validate::Escaped(g)),
+                    "a port pattern is empty or holds a control or invisible character".into(),
                 ));
             }
         }
@@ -257,13 +271,13 @@ pub(super) fn build_device(
         } else {
             Err(err(
                 k,
-                format!("{v} is not a number of seconds between 0 and 86400"),
+                "must be a number of seconds between 0 and 86400".into(),
             ))
         }
     };
     let max_sessions = r.max_sessions.unwrap_or(1);
     if !(1..=64).contains(&max_sessions) {
-        return Err(err("max_sessions", format!("{max_sessions} is not 1-64")));
+        return Err(err("max_sessions", "must be 1-64".into()));
     }
     if name.is_empty() {
         return Err(err("name", "empty".into()));
@@ -317,19 +331,24 @@ pub(super) fn build_device(
     })
 }
 
-/// Names, aliases and MACs must each identify exactly one device.
-pub(super) fn check_unique_names(devices: &BTreeMap<String, Device>) -> Result<(), KeyError> {
+/// Names, aliases and MACs must each identify exactly one device. The error names the
+/// device and the key (`aliases`, `mac`) whose value another device already uses.
+pub(super) fn check_unique_names(
+    devices: &BTreeMap<String, Device>,
+) -> Result<(), (String, &'static str, String)> {
     let mut seen: BTreeMap<String, &str> = BTreeMap::new();
     for d in devices.values() {
-        let ids = std::iter::once(d.name.clone())
-            .chain(d.aliases.iter().cloned())
-            .chain(d.mac.iter().cloned());
-        for id in ids {
-            if let Some(other) = seen.insert(id.clone(), &d.name) {
+        let ids = std::iter::once((d.name.clone(), "name"))
+            .chain(d.aliases.iter().map(|a| (a.clone(), "aliases")))
+            .chain(d.mac.iter().map(|m| (m.clone(), "mac")));
+        for (id, key) in ids {
+            if let Some(other) = seen.insert(id, &d.name) {
                 if other != d.name {
+                    let key = if key == "name" { "aliases" } else { key };
                     return Err((
-                        format!("devices.{}", d.name),
-                        format!("name, alias or mac {id:?} is also used by devices.{other}"),
+                        d.name.clone(),
+                        key,
+                        format!("a name, alias or mac here is also used by devices.{other}"),
                     ));
                 }
             }

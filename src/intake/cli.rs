@@ -30,7 +30,7 @@ pub enum Format {
 #[derive(Debug, Parser)]
 #[command(name = "mercury", version, after_long_help = exit_codes_help())]
 pub struct Cli {
-    /// Configuration file.
+    /// Configuration file (serve-ssh ignores MERCURY_CONFIG: only --config or the default).
     #[arg(long, global = true, env = "MERCURY_CONFIG", default_value = config::DEFAULT_PATH, value_name = "PATH")]
     pub config: PathBuf,
     /// Plan only: print every line that would be sent; no lock, no connection, no audit.
@@ -49,7 +49,7 @@ pub struct Cli {
     /// Output format [default: json, or text when stdout is a terminal].
     #[arg(long, global = true, value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,
-    /// Diagnostics on stderr (-v info, -vv debug); RUST_LOG also works.
+    /// Diagnostics on stderr (-v info, -vv debug); RUST_LOG also works (not for serve-ssh).
     #[arg(short, long, global = true, action = ArgAction::Count)]
     pub verbose: u8,
     /// What to do.
@@ -463,6 +463,45 @@ pub fn exit_codes_help() -> String {
 /// The clap command (for completions, the man page and the forced-command allowlist).
 pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
+}
+
+/// Parses the process's argv (see [`parse_from`]).
+pub fn parse_args() -> Result<Cli, clap::Error> {
+    parse_from(std::env::args_os())
+}
+
+/// Parses argv. For `serve-ssh` the environment chooses nothing: sshd can pass a client's
+/// variables through (`AcceptEnv`, `PermitUserEnvironment`, `environment=` on the key), so a
+/// `MERCURY_CONFIG` from the environment is ignored there and the configuration comes from
+/// the authorized_keys argv (`--config`) or the default path; [`Cli::log_from_env`] says
+/// the same for `RUST_LOG`.
+pub fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::FromArgMatches;
+    let matches = command().try_get_matches_from(args)?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    if let Command::ServeSsh(_) = cli.command {
+        let from_env = |m: &clap::ArgMatches| {
+            m.value_source("config") == Some(clap::parser::ValueSource::EnvVariable)
+        };
+        let sub = matches.subcommand_matches("serve-ssh");
+        if from_env(&matches) || sub.is_some_and(from_env) {
+            cli.config = PathBuf::from(config::DEFAULT_PATH);
+        }
+    }
+    Ok(cli)
+}
+
+impl Cli {
+    /// Whether diagnostics may be configured from the environment (`RUST_LOG`): not for
+    /// `serve-ssh`, whose environment a remote client may influence; `-v` on the
+    /// authorized_keys line still works.
+    pub fn log_from_env(&self) -> bool {
+        !matches!(self.command, Command::ServeSsh(_))
+    }
 }
 
 fn vlan(v: &Option<String>) -> Result<Option<Vlan>, RequestError> {

@@ -81,7 +81,9 @@ impl Error {
             // A busy device is temporary (75), an unusable lock directory configuration (78).
             Error::Lock(l) => match l {
                 LockError::Timeout { .. } | LockError::Backend(_) => ExitKind::Temporary,
-                LockError::Io { .. } | LockError::Config(_) => ExitKind::Config,
+                LockError::Io { .. } | LockError::Config(_) | LockError::Untrusted(_) => {
+                    ExitKind::Config
+                }
                 LockError::Denied(_) => ExitKind::NotPermitted,
             },
             Error::Spool(s) => match s {

@@ -208,15 +208,12 @@ impl Job<'_> {
         let prepared = (|| -> Result<_, Error> {
             let scope = scope?;
             let mut req = Request::from_raw(entry.request.clone())?;
-            let (d, _) = resolve::resolve(&req, self.config, self.catalog)?;
+            let (d, _) = resolve::resolve(&req, self.config, self.catalog, scope.as_ref())?;
             if d.name != device.name {
                 return Err(Error::Internal(format!(
                     "spooled request {} names device {}, not {}",
                     entry.request_id, d.name, device.name
                 )));
-            }
-            if let Some(s) = &scope {
-                s.allows_device(device)?;
             }
             policy::check(&req, device, scope.as_ref())?;
             req.verify = settled_verify(&req, device, platform);

@@ -369,14 +369,12 @@ impl Job<'_> {
             Op::IsLinkValid => return self.is_link_valid(&req),
             _ => {}
         }
-        let (device, platform) = resolve::resolve(&req, self.config, self.catalog)?;
+        let (device, platform) =
+            resolve::resolve(&req, self.config, self.catalog, self.scope.as_ref())?;
         self.report.device = Some(device.name.clone());
         self.report.platform = Some(platform.name.clone());
         self.what["device"] = json!(device.name);
         self.what["platform"] = json!(platform.name);
-        if let Some(s) = &self.scope {
-            s.allows_device(device)?;
-        }
         if req.op == Op::GetAllowedNetworkTypes {
             self.report.data = json!({"network_types": platform.network_types});
             self.report.msg = format!(
