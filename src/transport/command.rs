@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::{remaining, Chunk, Exec, ExecOutput, Shell, TransportError};
+use super::{remaining, Chunk, Ended, Exec, ExecOutput, Shell, TransportError};
 
 /// Largest stderr kept from a child for diagnostics.
 const MAX_DIAGNOSTICS: usize = 16 * 1024;
@@ -108,6 +108,32 @@ impl CommandShell {
     }
 }
 
+impl CommandShell {
+    /// Closes stdin and gives the program until `deadline` to exit, then kills it: a hung
+    /// child must never keep the lock held. The wait blocks on the child's stdout, which
+    /// closes when it exits (no polling loop).
+    fn end(&mut self, deadline: Instant) -> Ended {
+        drop(self.stdin.take());
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(_)) | Err(_) => return Ended::ByDevice,
+                Ok(None) => {}
+            }
+            match self.rx.recv_timeout(remaining(deadline)) {
+                Ok(Some(_)) => continue,
+                Ok(None) | Err(RecvTimeoutError::Disconnected) => {
+                    let _ = self.child.wait();
+                    return Ended::ByDevice;
+                }
+                Err(RecvTimeoutError::Timeout) => break,
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        Ended::HungUp
+    }
+}
+
 fn collect_into(mut pipe: impl Read + Send + 'static, sink: Arc<Mutex<Vec<u8>>>) {
     thread::spawn(move || {
         let mut buf = [0u8; 4096];
@@ -148,29 +174,13 @@ impl Shell for CommandShell {
     }
 
     fn close(&mut self, deadline: Instant) {
-        drop(self.stdin.take());
-        // Give the program until the deadline to exit on EOF, then kill it: a hung child
-        // must never keep the lock held.
-        while Instant::now() < deadline {
-            match self.child.try_wait() {
-                Ok(Some(_)) | Err(_) => return,
-                Ok(None) => {
-                    // Wait for its stdout to close, which is how an exiting child shows up.
-                    match self
-                        .rx
-                        .recv_timeout(remaining(deadline).min(Duration::from_millis(50)))
-                    {
-                        Ok(Some(_)) | Err(RecvTimeoutError::Timeout) => continue,
-                        Ok(None) | Err(RecvTimeoutError::Disconnected) => {
-                            let _ = self.child.wait();
-                            return;
-                        }
-                    }
-                }
-            }
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.end(deadline);
+    }
+
+    fn finish(&mut self, deadline: Instant) -> Ended {
+        // The close lines are written; EOF on stdin follows them, for a program that ends
+        // on EOF rather than on its CLI's exit.
+        self.end(deadline)
     }
 
     fn diagnostics(&self) -> String {
