@@ -209,12 +209,37 @@ pub fn description(value: &str) -> Result<(String, bool), Invalid> {
 /// Characters that must never reach a device or a log line: C0/C1 controls (newline, CR,
 /// ESC, NUL, DEL), Unicode line/paragraph separators and bidi/format controls.
 pub fn is_dangerous(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c,
-            '\u{2028}' | '\u{2029}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
-                | '\u{2066}'..='\u{2069}' | '\u{feff}' | '\u{85}'
-        )
+    c.is_control() || is_format(c) || matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}')
+}
+
+/// Unicode general category Cf (format characters: zero-width and bidirectional controls,
+/// soft hyphen, tag characters, ...), which change how text displays without being seen.
+/// The table is Unicode 15's.
+pub fn is_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}'
+            | '\u{600}'..='\u{605}'
+            | '\u{61c}'
+            | '\u{6dd}'
+            | '\u{70f}'
+            | '\u{890}'..='\u{891}'
+            | '\u{8e2}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{110bd}'
+            | '\u{110cd}'
+            | '\u{13430}'..='\u{1343f}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0001}'
+            | '\u{e0020}'..='\u{e007f}'
+    )
 }
 
 /// Shows a value in a message with anything non-printable escaped and a length bound, so
