@@ -95,6 +95,8 @@ pub enum Command {
     ServeJsonrpc(ServeJsonrpcArgs),
     /// Print a shell completion script.
     Completions(CompletionArgs),
+    /// Write a mercury.toml (and secret files) from networking-generic-switch's config files.
+    ImportNgs(ImportNgsArgs),
 }
 
 /// Which device: a config name, alias or switch MAC, or an Ironic link.
@@ -414,6 +416,27 @@ pub struct CompletionArgs {
     pub shell: clap_complete::Shell,
 }
 
+/// import-ngs.
+///
+/// Reads every `[genericswitch:NAME]` section (and `[ngs_coordination]`) of the given NGS /
+/// ML2 configuration files, in order, as neutron-server would, and writes OUT_DIR/mercury.toml
+/// with one `[devices.NAME]` per switch, passwords and enable secrets in OUT_DIR/secrets/
+/// (mode 0600; never in mercury.toml), and an empty OUT_DIR/known_hosts for the switches'
+/// host keys. The result lists every setting that had no equivalent. With --dry-run nothing
+/// is written and the result carries the mercury.toml text.
+#[derive(Debug, Clone, Args)]
+pub struct ImportNgsArgs {
+    /// NGS configuration files (e.g. /etc/neutron/plugins/ml2/ml2_conf_genericswitch.ini).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Where to write mercury.toml, secrets/ and known_hosts.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out_dir: PathBuf,
+    /// Replace files that already exist.
+    #[arg(long)]
+    pub force: bool,
+}
+
 /// The exit-code table for `--help` and the man page.
 pub fn exit_codes_help() -> String {
     let mut s = String::from("Exit codes:\n");
@@ -499,7 +522,8 @@ impl Command {
             | Command::Run(_)
             | Command::ServeSsh(_)
             | Command::ServeJsonrpc(_)
-            | Command::Completions(_) => return None,
+            | Command::Completions(_)
+            | Command::ImportNgs(_) => return None,
         };
         let mut raw = RawRequest {
             op: Some(op.to_string()),
@@ -601,7 +625,8 @@ impl Command {
             | Command::Run(_)
             | Command::ServeSsh(_)
             | Command::ServeJsonrpc(_)
-            | Command::Completions(_) => {}
+            | Command::Completions(_)
+            | Command::ImportNgs(_) => {}
         }
         Ok(())
     }

@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod forced;
+pub mod ngs;
 
 use std::io::{IsTerminal, Read};
 use std::path::Path;
@@ -17,7 +18,7 @@ use cli::{Cli, Command};
 use forced::Forced;
 
 use crate::report::error::Error;
-use crate::report::{Format, Outcome};
+use crate::report::{Format, Outcome, Report};
 use crate::request::{RawRequest, RequestError};
 use crate::run::{self, Origin, Submission};
 use crate::serve;
@@ -47,12 +48,80 @@ pub fn dispatch(cli: Cli) -> Outcome {
             },
         ),
         Command::Check(c) if c.table => run::table(&cli.config, format),
+        Command::ImportNgs(args) => import_ngs(args, cli.dry_run, format),
         _ => match submission(&cli) {
             Ok(Intake::Submit(s)) => run::submit(&cli.config, *s, format),
             Ok(Intake::Reply(msg)) => run::reply(msg, format),
             Err(e) => run::failed(e, format),
         },
     }
+}
+
+/// `mercury import-ngs`: read the NGS files, write the configuration, report what had no
+/// equivalent.
+fn import_ngs(args: &cli::ImportNgsArgs, dry_run: bool, format: Format) -> Outcome {
+    let started = std::time::Instant::now();
+    let mut report = Report::new(run::new_request_id());
+    report.op = Some("import_ngs".into());
+    report.dry_run = dry_run;
+    let result = (|| -> Result<(), Error> {
+        let mut files = Vec::new();
+        for f in &args.files {
+            let text = std::fs::read_to_string(f)
+                .map_err(|e| Error::ConfigMessage(format!("cannot read {}: {e}", f.display())))?;
+            files.push((f.clone(), text));
+        }
+        let catalog = crate::catalog::Catalog::builtin()?;
+        let imported = ngs::import(&files, &catalog).map_err(Error::ConfigMessage)?;
+        let config_path = args.out_dir.join("mercury.toml");
+        // What was written must load: a bug here is better caught now than on the first run.
+        crate::config::Config::parse(&config_path, &imported.toml).map_err(|e| {
+            Error::Internal(format!("the imported configuration does not parse: {e}"))
+        })?;
+        let written = if dry_run {
+            Vec::new()
+        } else {
+            ngs::write(&imported, &args.out_dir, args.force).map_err(Error::ConfigMessage)?
+        };
+        report.data = serde_json::json!({
+            "config": config_path,
+            "written": written,
+            "devices": imported.devices,
+            "skipped": imported.skipped,
+            "secrets": imported.secrets.iter().map(|s| args.out_dir.join(&s.path)).collect::<Vec<_>>(),
+            "unmapped": imported.notes,
+            "toml": if dry_run { Some(&imported.toml) } else { None },
+        });
+        report.changed = !written.is_empty();
+        report.msg = format!(
+            "{} {} device{} from {} file{} into {}{}; {} note{} on settings without an exact equivalent (data.unmapped); next: add the switches' host keys to {}, then `mercury --config {} check`",
+            if dry_run { "would import" } else { "imported" },
+            imported.devices.len(),
+            if imported.devices.len() == 1 { "" } else { "s" },
+            files.len(),
+            if files.len() == 1 { "" } else { "s" },
+            config_path.display(),
+            if imported.skipped.is_empty() { String::new() } else { format!(" ({} skipped: {})", imported.skipped.len(), imported.skipped.join(", ")) },
+            imported.notes.len(),
+            if imported.notes.len() == 1 { "" } else { "s" },
+            args.out_dir.join("known_hosts").display(),
+            config_path.display(),
+        );
+        report.warnings.extend(imported.notes.iter().map(|n| {
+            format!(
+                "{}{} ({}): {}",
+                n.device
+                    .as_deref()
+                    .map(|d| format!("{d}: "))
+                    .unwrap_or_default(),
+                n.key,
+                n.at,
+                n.message
+            )
+        }));
+        Ok(())
+    })();
+    run::finish(report, result, started, format)
 }
 
 /// The result of a usage error (unknown verb or flag), for `main`.

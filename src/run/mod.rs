@@ -143,7 +143,9 @@ pub fn reply(msg: String, format: Format) -> Outcome {
     finish(report, Ok(()), Instant::now(), format)
 }
 
-fn finish(
+/// Ends a run: fills in the request id and elapsed time, records `result`'s error (if any)
+/// in the report, and renders it in `format`.
+pub fn finish(
     mut report: Report,
     result: Result<(), Error>,
     started: Instant,
