@@ -568,6 +568,14 @@ impl Catalog {
         name.strip_prefix("netmiko_").and_then(|n| self.lookup(n))
     }
 
+    /// `"; did you mean X?"` for the platform name or alias closest to `name`, or empty.
+    pub fn did_you_mean(&self, name: &str) -> String {
+        let names = self.entries.iter().flat_map(|(k, e)| {
+            std::iter::once(k.as_str()).chain(e.raw.aliases.iter().map(String::as_str))
+        });
+        crate::util::suggest::did_you_mean(name, names)
+    }
+
     /// The platform called `name` (or an alias of it), compiled on first use. An unknown
     /// name is [`CatalogError::Unknown`]; a platform whose patterns do not compile is
     /// [`CatalogError::Invalid`].

@@ -240,10 +240,7 @@ impl Config {
 
     /// Parses configuration text; `path` names it in messages and anchors relative paths.
     pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
-        let raw: RawFile = toml::from_str(text).map_err(|e| ConfigError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string().trim_end().to_string(),
-        })?;
+        let raw: RawFile = toml::from_str(text).map_err(|e| parse_error(path, text, &e))?;
         let base = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -372,6 +369,85 @@ impl Config {
 
 type KeyError = (String, String);
 
+/// Keys people write for a secret, and the `*_file` key Mercury takes instead.
+const INLINE_SECRETS: &[(&str, &str)] = &[
+    ("password", "password_file"),
+    ("secret", "enable_secret_file"),
+    ("enable_secret", "enable_secret_file"),
+    ("enable_password", "enable_secret_file"),
+    ("passphrase", "passphrase_file"),
+    ("key_passphrase", "passphrase_file"),
+    ("credentials", "credentials_file"),
+];
+
+/// A TOML error as a message that names the line and column but never quotes the file:
+/// the parser's own rendering shows the offending source line, which may hold a secret.
+/// An unknown key gets the closest known one; an inline secret gets the `*_file` key that
+/// replaces it, without its value.
+fn parse_error(path: &Path, text: &str, e: &toml::de::Error) -> ConfigError {
+    let (line, column) = match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
+            (line, column)
+        }
+        None => (0, 0),
+    };
+    let message = e.message().trim_end();
+    let at = if line > 0 {
+        format!("line {line}, column {column}: ")
+    } else {
+        String::new()
+    };
+    // serde: "unknown field `pasword`, expected one of `a`, `b`" (or "expected `a` or `b`").
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        let field = rest.split('`').next().unwrap_or_default();
+        let expected: Vec<&str> = rest
+            .split('`')
+            .skip(1)
+            .enumerate()
+            .filter(|(i, _)| i % 2 == 1)
+            .map(|(_, s)| s)
+            .collect();
+        if let Some((_, instead)) = INLINE_SECRETS.iter().find(|(k, _)| *k == field) {
+            return ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: format!(
+                    "{at}{table}{field}: secrets are never kept in mercury.toml; write it to a file only Mercury's user can read (chmod 600) and name that file with {instead} = \"/etc/mercury/secrets/...\"",
+                    table = table_at(text, line)
+                        .map(|t| format!("{t}."))
+                        .unwrap_or_default(),
+                ),
+            };
+        }
+        let hint = crate::util::suggest::did_you_mean(field, expected.iter().copied());
+        return ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: format!("{at}{message}{hint}"),
+        };
+    }
+    ConfigError::Parse {
+        path: path.to_path_buf(),
+        message: format!("{at}{message}"),
+    }
+}
+
+/// The `[table]` header in force at `line` (1-based), e.g. `devices.leaf-1`.
+fn table_at(text: &str, line: usize) -> Option<String> {
+    text.lines()
+        .take(line)
+        .filter_map(|l| {
+            let l = l.trim();
+            let l = l.split('#').next().unwrap_or(l).trim();
+            l.strip_prefix('[')
+                .and_then(|r| r.strip_suffix(']'))
+                .filter(|r| !r.starts_with('['))
+                .map(|r| r.trim().replace(['"', '\''], ""))
+        })
+        .last()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -433,6 +509,48 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("devices.a.address"), "{e}");
+    }
+
+    #[test]
+    fn an_inline_password_points_at_password_file_and_is_never_repeated() {
+        for (key, instead) in [
+            ("password", "password_file"),
+            ("secret", "enable_secret_file"),
+            ("passphrase", "passphrase_file"),
+        ] {
+            let text = format!(
+                "[defaults]\nlock_dir = \"l\"\n\n[devices.leaf-1]\nplatform = \"cisco_ios\"\n{key} = \"hunter2-XYZ\"\n"
+            );
+            let e = parse(&text).unwrap_err().to_string();
+            assert!(!e.contains("hunter2"), "{e}");
+            assert!(e.contains(instead), "{e}");
+            assert!(e.contains(&format!("devices.leaf-1.{key}")), "{e}");
+            assert!(e.contains("line 6"), "{e}");
+        }
+        // No error message quotes the source line (it could hold a secret).
+        let e = parse(
+            "[devices.a]\nplatform = \"x\"\nport = \"22 s3cr3t\"\naddress = \"h\" junk s3cr3t\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(!e.contains("junk") && e.contains("line 4"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_key_gets_the_closest_known_one() {
+        let e = parse("[devices.a]\nplatform = \"x\"\nalowed_vlans = [\"1\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("did you mean allowed_vlans?") && e.contains("line 3"),
+            "{e}"
+        );
+        let e = parse("[defualts]\n").unwrap_err().to_string();
+        assert!(e.contains("did you mean defaults?"), "{e}");
+        let e = parse("[devices.a]\nplatform = \"x\"\nzzzzzz = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("did you mean"), "{e}");
     }
 
     #[test]

@@ -14,8 +14,10 @@ pub(super) fn check(
         for d in config.devices.values() {
             match catalog.get(&d.platform) {
                 Err(CatalogError::Unknown { .. }) => problems.push(format!(
-                    "devices.{}.platform: unknown platform {:?}",
-                    d.name, d.platform
+                    "devices.{}.platform: unknown platform {:?}{}",
+                    d.name,
+                    d.platform,
+                    catalog.did_you_mean(&d.platform)
                 )),
                 // The lint above already reports a platform that does not compile.
                 Err(_) => {}

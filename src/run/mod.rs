@@ -201,8 +201,12 @@ fn execute(config_path: &Path, sub: Submission, report: &mut Report) -> Result<(
                 Error::Denied(policy::Denied {
                     rule: "callers".into(),
                     message: format!(
-                        "caller {} is not configured",
-                        crate::request::validate::Escaped(name)
+                        "caller {} is not configured{}",
+                        crate::request::validate::Escaped(name),
+                        crate::util::suggest::did_you_mean(
+                            name,
+                            config.callers.keys().map(String::as_str)
+                        )
                     ),
                 })
             })?,
@@ -272,7 +276,16 @@ struct Job<'a> {
     why: serde_json::Value,
 }
 
-impl Job<'_> {
+impl<'a> Job<'a> {
+    /// [`resolve::resolve`], without naming other devices to a scoped caller.
+    fn resolve(&self, req: &Request) -> Result<(&'a Device, &'a Platform), resolve::ResolveError> {
+        let found = resolve::resolve(req, self.config, self.catalog);
+        match (&self.scope, found) {
+            (Some(_), Err(e)) => Err(e.without_suggestion()),
+            (_, found) => found,
+        }
+    }
+
     fn handle(&mut self, raw: RawRequest) -> Result<(), Error> {
         let req = Request::from_raw(raw.clone())?;
         self.report.op = Some(req.op.name().to_string());
@@ -301,7 +314,7 @@ impl Job<'_> {
             Op::IsLinkValid => return self.is_link_valid(&req),
             _ => {}
         }
-        let (device, platform) = resolve::resolve(&req, self.config, self.catalog)?;
+        let (device, platform) = self.resolve(&req)?;
         self.report.device = Some(device.name.clone());
         self.report.platform = Some(platform.name.clone());
         self.what["device"] = json!(device.name);

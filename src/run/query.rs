@@ -32,7 +32,7 @@ impl Job<'_> {
     }
 
     pub(super) fn is_link_valid(&mut self, req: &Request) -> Result<(), Error> {
-        let verdict = match resolve::resolve(req, self.config, self.catalog) {
+        let verdict = match self.resolve(req) {
             Ok((device, platform)) => {
                 self.report.device = Some(device.name.clone());
                 self.report.platform = Some(platform.name.clone());
@@ -49,6 +49,7 @@ impl Job<'_> {
                     .map_err(|e| e.to_string())
             }
             Err(resolve::ResolveError::Request(e)) => Err(e.0),
+            Err(e @ resolve::ResolveError::UnknownDevice { .. }) => Err(e.to_string()),
             Err(e) => return Err(e.into()),
         };
         let valid = verdict.is_ok();
@@ -65,7 +66,7 @@ impl Job<'_> {
         let smartnic = req.kind.is_smartnic.unwrap_or(false);
         let platform = match req.target_reference() {
             Some(_) => {
-                let (device, platform) = resolve::resolve(req, self.config, self.catalog)?;
+                let (device, platform) = self.resolve(req)?;
                 self.report.device = Some(device.name.clone());
                 self.report.platform = Some(platform.name.clone());
                 Some(platform)

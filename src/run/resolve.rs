@@ -24,6 +24,7 @@ pub fn resolve<'c>(
         CatalogError::Unknown { .. } => ResolveError::UnknownPlatform {
             device: device.name.clone(),
             platform: device.platform.clone(),
+            suggestion: catalog.did_you_mean(&device.platform),
         },
         other => ResolveError::Catalog(other),
     })?;
@@ -44,10 +45,13 @@ pub fn resolve<'c>(
 /// both a name and a MAC resolve, they must agree.
 fn find_device<'c>(req: &Request, config: &'c Config) -> Result<&'c Device, ResolveError> {
     let unknown = |what: &str| {
-        ResolveError::Request(bad(format!(
-            "unknown device {}: not a device name, alias or switch MAC in the configuration",
-            Escaped(what)
-        )))
+        let names = config.devices.values().flat_map(|d| {
+            std::iter::once(d.name.as_str()).chain(d.aliases.iter().map(String::as_str))
+        });
+        ResolveError::UnknownDevice {
+            reference: what.to_string(),
+            suggestion: crate::util::suggest::closest(what, names).map(str::to_string),
+        }
     };
     if let Some(d) = &req.device {
         return config.find_device(d).ok_or_else(|| unknown(d));
@@ -80,17 +84,47 @@ pub enum ResolveError {
     /// Bad request.
     #[error(transparent)]
     Request(#[from] RequestError),
+    /// No device has this name, alias or MAC (exit 65). `suggestion` is a configured name
+    /// close to it; callers that must not learn other device names drop it
+    /// ([`ResolveError::without_suggestion`]).
+    #[error(
+        "unknown device {}: not a device name, alias or switch MAC in the configuration{}",
+        Escaped(reference),
+        suggestion.as_deref().map(|s| format!("; did you mean {s}?")).unwrap_or_default()
+    )]
+    UnknownDevice {
+        /// What the request named.
+        reference: String,
+        /// The configured name or alias it is probably a typo of.
+        suggestion: Option<String>,
+    },
     /// The device's platform is in the catalog but does not compile (exit 78).
     #[error(transparent)]
     Catalog(CatalogError),
     /// devices.X.platform names no catalog platform.
-    #[error("devices.{device}.platform: unknown platform {platform:?}; see `mercury check --catalog` for the list")]
+    #[error("devices.{device}.platform: unknown platform {platform:?}{suggestion}; see `mercury check --catalog --table` for the list")]
     UnknownPlatform {
         /// The device.
         device: String,
         /// The platform it names.
         platform: String,
+        /// `"; did you mean X?"` or empty.
+        suggestion: String,
     },
+}
+
+impl ResolveError {
+    /// The same error without a device-name suggestion (for a scoped caller, who may only
+    /// learn the names of devices it is allowed to use).
+    pub fn without_suggestion(self) -> ResolveError {
+        match self {
+            ResolveError::UnknownDevice { reference, .. } => ResolveError::UnknownDevice {
+                reference,
+                suggestion: None,
+            },
+            other => other,
+        }
+    }
 }
 
 fn check_port_for(platform: &Platform, port: &str) -> Result<(), RequestError> {
@@ -113,6 +147,7 @@ impl From<ResolveError> for Error {
     fn from(e: ResolveError) -> Self {
         match e {
             ResolveError::Request(r) => Error::Request(r),
+            e @ ResolveError::UnknownDevice { .. } => Error::Request(RequestError(e.to_string())),
             ResolveError::Catalog(c) => Error::Catalog(c),
             other @ ResolveError::UnknownPlatform { .. } => Error::ConfigMessage(other.to_string()),
         }
