@@ -301,6 +301,30 @@ pub struct Platform {
     /// How a port's live configuration is read back (`--verify`, `verify_port`), or why it
     /// cannot be.
     pub verify: Verify,
+    /// How `mercury check --connect` reads whether the idle VLAN exists (`None`: it cannot).
+    pub vlan_check: Option<VlanCheck>,
+}
+
+/// `[platforms.X.check]`, compiled: a read-only listing of the device's VLANs and the line
+/// that shows one exists.
+#[derive(Debug, Clone)]
+pub struct VlanCheck {
+    /// The show line.
+    pub show: String,
+    /// Regex source with `{vlan}` for the id.
+    pub present: String,
+}
+
+impl VlanCheck {
+    /// Whether `output` of [`VlanCheck::show`] lists VLAN `vlan`.
+    pub fn lists(&self, output: &str, vlan: u16) -> bool {
+        regex::Regex::new(&format!(
+            "(?m){}",
+            self.present.replace("{vlan}", &vlan.to_string())
+        ))
+        .map(|r| r.is_match(output))
+        .unwrap_or(false)
+    }
 }
 
 /// The parsers `[platforms.X.verify] parser` may name: one per family of show output

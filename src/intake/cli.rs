@@ -356,14 +356,25 @@ pub struct PortKindArgs {
 }
 
 /// check.
+///
+/// Without options: the configuration, the catalog and file permissions, without device
+/// contact. With --connect: also reach each device (or each --device), verify its host key,
+/// log in, work out the prompt and mode, and read whether the idle VLAN exists; one line per
+/// device, and nothing is configured.
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
     /// Lint the catalog only (built-in plus plugins.d).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "connect")]
     pub catalog: bool,
     /// Print the supported-operations table (Markdown) instead of JSON.
     #[arg(long, requires = "catalog")]
     pub table: bool,
+    /// Connect to every device (or each --device): host key, login, prompt and mode, idle VLAN.
+    #[arg(long)]
+    pub connect: bool,
+    /// With --connect: only this device (repeatable).
+    #[arg(long, value_name = "NAME", requires = "connect")]
+    pub device: Vec<String>,
 }
 
 /// run.

@@ -124,9 +124,33 @@ fn import_ngs(args: &cli::ImportNgsArgs, dry_run: bool, format: Format) -> Outco
     run::finish(report, result, started, format)
 }
 
-/// The result of a usage error (unknown verb or flag), for `main`.
-pub fn usage_error(message: &str) -> Outcome {
-    run::failed(Error::Usage(message.trim().to_string()), default_format())
+/// The result of a usage error (unknown verb or flag), for `main`: rendered as `args` asked
+/// (`--format text` / `--format=text` is honoured even though the arguments did not parse),
+/// else JSON unless stdout is a terminal.
+pub fn usage_error(message: &str, args: &[std::ffi::OsString]) -> Outcome {
+    run::failed(Error::Usage(message.trim().to_string()), format_in(args))
+}
+
+/// The `--format` the raw arguments ask for, if they name one, else the default.
+fn format_in(args: &[std::ffi::OsString]) -> Format {
+    let args: Vec<&str> = args.iter().filter_map(|a| a.to_str()).collect();
+    let mut asked = None;
+    for (i, a) in args.iter().enumerate() {
+        if *a == "--" {
+            break;
+        }
+        let value = match a.strip_prefix("--format") {
+            Some("") => args.get(i + 1).copied(),
+            Some(rest) => rest.strip_prefix('='),
+            None => None,
+        };
+        match value {
+            Some("text") => asked = Some(Format::Text),
+            Some("json") => asked = Some(Format::Json),
+            _ => {}
+        }
+    }
+    asked.unwrap_or_else(default_format)
 }
 
 /// JSON when stdout is not a terminal (the contract for programs), text for people.
@@ -196,7 +220,10 @@ fn submission(cli: &Cli) -> Result<Intake, Error> {
             sub.allow_devices = (!s.allow_devices.is_empty()).then(|| s.allow_devices.clone());
         }
         Command::Run(r) => sub.raw = Some(read_json(r.request.as_deref())?),
-        Command::Check(c) => sub.check = Some(c.catalog),
+        Command::Check(c) => {
+            sub.check = Some(c.catalog);
+            sub.connect = c.connect.then(|| c.device.clone());
+        }
         other => {
             sub.raw = Some(
                 other

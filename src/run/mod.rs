@@ -52,6 +52,8 @@ pub struct Submission {
     pub origin: Origin,
     /// Plan only: no lock, no connection, no audit.
     pub dry_run: bool,
+    /// `mercury check --connect`: `Some(devices)` (empty: every device).
+    pub connect: Option<Vec<String>>,
 }
 
 /// How a request reached Mercury, for the audit record: the SSH client (`SSH_CONNECTION`),
@@ -186,7 +188,12 @@ fn execute(config_path: &Path, sub: Submission, report: &mut Report) -> Result<(
         let Some(catalog_only) = sub.check else {
             return Err(Error::Internal("no request".into()));
         };
-        return check(&config, &catalog, catalog_only, report);
+        report.op = Some("check".into());
+        let offline = check(&config, &catalog, catalog_only, report);
+        return match &sub.connect {
+            Some(devices) => check::connect(&config, &catalog, devices, report, offline),
+            None => offline,
+        };
     };
 
     let mut who = Who::current(sub.caller.clone(), sub.origin.ssh_connection.as_deref());
