@@ -30,6 +30,7 @@ use crate::request::vlan::{Vlan, VlanSet};
 pub const DEFAULT_PATH: &str = "/etc/mercury/mercury.toml";
 const DEFAULT_LOCK_DIR: &str = "/run/mercury/locks";
 const DEFAULT_AUDIT_LOG: &str = "/var/log/mercury/audit.log";
+const DEFAULT_SYSLOG_SOCKET: &str = "/dev/log";
 
 /// A configuration problem; always exit 78. Messages name the file and the key (and the
 /// line, where the TOML parser knows it).
@@ -95,6 +96,9 @@ pub struct Config {
     pub lock_dir: PathBuf,
     /// Audit log (JSON lines, appended).
     pub audit_log: PathBuf,
+    /// `audit_syslog = true`: every audit record is also sent to syslog / journald through
+    /// this socket (`audit_syslog_socket`, default `/dev/log`).
+    pub audit_syslog: Option<PathBuf>,
     /// Extra catalog files (`plugins.d/*.toml` next to the config, or `plugins_dir`).
     pub plugins_dir: PathBuf,
     /// Devices by config name.
@@ -139,6 +143,8 @@ struct RawSettings {
     lock_dir: Option<PathBuf>,
     audit_log: Option<PathBuf>,
     plugins_dir: Option<PathBuf>,
+    audit_syslog: Option<bool>,
+    audit_syslog_socket: Option<PathBuf>,
     // per device
     platform: Option<String>,
     transport: Option<String>,
@@ -190,6 +196,8 @@ impl RawSettings {
             lock_dir,
             audit_log,
             plugins_dir,
+            audit_syslog,
+            audit_syslog_socket,
             platform,
             transport,
             argv,
@@ -269,6 +277,8 @@ impl Config {
                 (dev.lock_dir.is_some(), "lock_dir"),
                 (dev.audit_log.is_some(), "audit_log"),
                 (dev.plugins_dir.is_some(), "plugins_dir"),
+                (dev.audit_syslog.is_some(), "audit_syslog"),
+                (dev.audit_syslog_socket.is_some(), "audit_syslog_socket"),
             ] {
                 if set {
                     return Err(invalid(
@@ -341,6 +351,14 @@ impl Config {
                     .as_deref()
                     .unwrap_or(Path::new("plugins.d")),
             ),
+            audit_syslog: defaults.audit_syslog.unwrap_or(false).then(|| {
+                resolve(
+                    defaults
+                        .audit_syslog_socket
+                        .as_deref()
+                        .unwrap_or(Path::new(DEFAULT_SYSLOG_SOCKET)),
+                )
+            }),
             devices,
             callers,
             lock,

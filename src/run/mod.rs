@@ -533,7 +533,10 @@ impl<'a> Job<'a> {
 
     fn open_audit(&mut self) -> Result<&mut AuditLog, Error> {
         if self.audit.is_none() {
-            self.audit = Some(AuditLog::open(&self.config.audit_log)?);
+            self.audit = Some(AuditLog::open(
+                &self.config.audit_log,
+                self.config.audit_syslog.as_deref(),
+            )?);
         }
         self.audit
             .as_mut()
@@ -548,7 +551,8 @@ impl<'a> Job<'a> {
             self.why.clone(),
         );
         let log = self.open_audit()?;
-        log.write(&audit::record("started", &id, &who, &what, &why, None))?;
+        let warning = log.write(&audit::record("started", &id, &who, &what, &why, None))?;
+        self.report.warnings.extend(warning);
         self.started_written = true;
         Ok(())
     }
@@ -595,10 +599,13 @@ impl<'a> Job<'a> {
                 Some(how),
             ))?)
         });
-        if let Err(e) = written {
-            self.report
+        match written {
+            Err(e) => self
+                .report
                 .warnings
-                .push(format!("audit record not written: {e}"));
+                .push(format!("audit record not written: {e}")),
+            Ok(Some(w)) if !self.report.warnings.contains(&w) => self.report.warnings.push(w),
+            Ok(_) => {}
         }
     }
 }
