@@ -22,7 +22,7 @@ pub enum Format {
     Text,
 }
 
-/// mercury: put bare-metal server ports on the right layer-2 network.
+/// Put bare-metal server ports on the right layer-2 network.
 ///
 /// One request per run: mercury finds the device in its local configuration, checks the
 /// request against policy, takes the device lock, opens one session, applies the change,
@@ -420,11 +420,18 @@ pub struct ServeJsonrpcArgs {
 }
 
 /// completions.
+///
+/// The bash, zsh and fish scripts complete --device from the configured device names and
+/// aliases (read with `mercury completions --devices`, using MERCURY_CONFIG or the default
+/// configuration path).
 #[derive(Debug, Clone, Args)]
 pub struct CompletionArgs {
     /// bash, zsh, fish, elvish or powershell.
-    #[arg(value_enum)]
-    pub shell: clap_complete::Shell,
+    #[arg(value_enum, required_unless_present = "devices")]
+    pub shell: Option<clap_complete::Shell>,
+    /// Print the configured device names and aliases, one per line (what the scripts call).
+    #[arg(long, conflicts_with = "shell")]
+    pub devices: bool,
 }
 
 /// import-ngs.

@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod forced;
+pub mod manual;
 pub mod ngs;
 
 use std::io::{IsTerminal, Read};
@@ -18,6 +19,7 @@ use cli::{Cli, Command};
 use forced::Forced;
 
 use crate::report::error::Error;
+use crate::report::exit::ExitKind;
 use crate::report::{Format, Outcome, Report};
 use crate::request::{RawRequest, RequestError};
 use crate::run::{self, Origin, Submission};
@@ -31,14 +33,13 @@ pub const MAX_REQUEST_BYTES: u64 = 1024 * 1024;
 pub fn dispatch(cli: Cli) -> Outcome {
     let format = cli.format.map(Format::from).unwrap_or_else(default_format);
     match &cli.command {
-        Command::Completions(c) => {
-            let mut buf = Vec::new();
-            clap_complete::generate(c.shell, &mut cli::command(), "mercury", &mut buf);
-            Outcome {
-                stdout: String::from_utf8_lossy(&buf).into_owned(),
+        Command::Completions(c) => match c.shell {
+            Some(shell) => Outcome {
+                stdout: completions(shell),
                 code: 0,
-            }
-        }
+            },
+            None => device_names(&cli.config),
+        },
         Command::ServeJsonrpc(args) => serve::jsonrpc::serve_inetd(
             &cli.config,
             &serve::jsonrpc::Options {
@@ -53,6 +54,81 @@ pub fn dispatch(cli: Cli) -> Outcome {
             Ok(Intake::Submit(s)) => run::submit(&cli.config, *s, format),
             Ok(Intake::Reply(msg)) => run::reply(msg, format),
             Err(e) => run::failed(e, format),
+        },
+    }
+}
+
+/// The completion script for `shell`, with `--device` completed from the configured
+/// devices (bash, zsh, fish) instead of file names.
+pub fn completions(shell: clap_complete::Shell) -> String {
+    use clap_complete::Shell;
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut cli::command(), "mercury", &mut buf);
+    let script = String::from_utf8_lossy(&buf).into_owned();
+    match shell {
+        Shell::Bash => script.replace(
+            "--device)\n                    COMPREPLY=($(compgen -f \"${cur}\"))",
+            "--device)\n                    COMPREPLY=($(compgen -W \"$(mercury completions --devices 2>/dev/null)\" -- \"${cur}\"))",
+        ),
+        Shell::Zsh => {
+            let lines: Vec<String> = script
+                .lines()
+                .map(|l| {
+                    if l.starts_with("'--device=[") && l.contains(":NAME:_default'") {
+                        l.replace(":NAME:_default'", ":NAME:_mercury_devices'")
+                    } else {
+                        l.to_string()
+                    }
+                })
+                .collect();
+            let mut out = lines.join("\n");
+            out.push_str(
+                "\n\n(( $+functions[_mercury_devices] )) ||\n_mercury_devices() {\n    local -a devices\n    devices=(${(f)\"$(mercury completions --devices 2>/dev/null)\"})\n    _describe -t devices 'device' devices\n}\n",
+            );
+            out
+        }
+        Shell::Fish => {
+            let mut out: String = script
+                .lines()
+                .map(|l| {
+                    if l.contains(" -l device ") && l.ends_with(" -r") {
+                        format!("{l} -f -a \"(__mercury_devices)\"\n")
+                    } else {
+                        format!("{l}\n")
+                    }
+                })
+                .collect();
+            out.insert_str(
+                0,
+                "function __mercury_devices\n    mercury completions --devices 2>/dev/null\nend\n\n",
+            );
+            out
+        }
+        _ => script,
+    }
+}
+
+/// `mercury completions --devices`: configured device names and aliases, one per line
+/// (nothing, and exit 78, when the configuration cannot be read).
+fn device_names(config: &Path) -> Outcome {
+    match crate::config::Config::load(config) {
+        Ok(c) => {
+            let mut names: Vec<&str> = c
+                .devices
+                .values()
+                .flat_map(|d| {
+                    std::iter::once(d.name.as_str()).chain(d.aliases.iter().map(String::as_str))
+                })
+                .collect();
+            names.sort_unstable();
+            Outcome {
+                stdout: names.iter().map(|n| format!("{n}\n")).collect(),
+                code: 0,
+            }
+        }
+        Err(_) => Outcome {
+            stdout: String::new(),
+            code: ExitKind::Config.code(),
         },
     }
 }
