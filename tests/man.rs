@@ -74,6 +74,7 @@ fn pages_have_the_sections_people_look_for_and_no_dangling_references() {
         .iter()
         .map(|(p, _)| p.file_stem().unwrap().to_str().unwrap().to_string())
         .collect();
+    let reference = regex::Regex::new(r"(mercury(?:\\-[a-z]+)*)\(1\)").unwrap();
     for (path, text) in &pages {
         let text = String::from_utf8(text.clone()).unwrap();
         let main = path.ends_with("mercury.1");
@@ -90,10 +91,7 @@ fn pages_have_the_sections_people_look_for_and_no_dangling_references() {
             );
         }
         // Every page it refers to exists.
-        for r in regex::Regex::new(r"(mercury(?:\\-[a-z]+)*)\(1\)")
-            .unwrap()
-            .captures_iter(&text)
-        {
+        for r in reference.captures_iter(&text) {
             let page = r[1].replace("\\-", "-");
             assert!(
                 names.contains(&page),
