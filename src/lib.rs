@@ -1,7 +1,7 @@
 //! Mercury: a one-shot executor that puts bare-metal server ports on the right layer-2
 //! network — VLANs on switch ports, Open vSwitch ports on SmartNICs/DPUs.
 //!
-//! One folder per layer (DESIGN §3; the README's Layout table lists them). From the top:
+//! One folder per layer (DESIGN §3; `docs/architecture.md` draws them). From the top:
 //! `intake` (argv, the forced-command grammar, JSON) and `serve` (the JSON-RPC front) hand
 //! a raw request to `run`, which takes it through `request` (validated values), `config` +
 //! `policy`, `lock`, a `driver` chosen by the `catalog`'s kind, a `session` over a

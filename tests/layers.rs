@@ -3,7 +3,7 @@
 //! layer; the session and transport layers take only data from the config and catalog;
 //! and no module outside `catalog/` and `driver/` names a platform.
 //!
-//! The README's Layout table lists the same folders.
+//! `docs/architecture.md` draws the same order.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

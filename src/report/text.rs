@@ -1,6 +1,6 @@
 //! `--format text`: the result rendered for people. The same facts as the JSON object —
 //! status, operation, device, exit code, message, lines sent, warnings — and each kind of
-//! answer (`data`) in its own shape: a table for `get_switches` and `check`, a before/after
+//! answer (`data`) in its own shape, and a partly applied change line by line: a table for `get_switches` and `check`, a before/after
 //! listing for a diff, the import report for `import_ngs`, `key: value` lines otherwise.
 //! Nothing here decides anything; it only lays out a finished [`Report`].
 
@@ -86,6 +86,9 @@ pub fn render(r: &Report) -> String {
         } else {
             "ok"
         }
+    } else if r.changed {
+        // A failure after part of the change reached the device (DESIGN §4).
+        "FAILED, CHANGED"
     } else {
         "FAILED"
     };
@@ -119,6 +122,26 @@ pub fn render(r: &Report) -> String {
         out.push_str(&format!("  > {}\n", safe(&c.input)));
         for l in c.output.lines().filter(|l| !l.trim().is_empty()) {
             out.push_str(&format!("    {}\n", safe(l)));
+        }
+    }
+    if let Some(p) = &r.partial {
+        out.push_str(&format!(
+            "\npartly applied: {}\n",
+            if p.took_effect { "some of the change is in effect" } else { "nothing took effect" }
+        ));
+        for l in &p.accepted {
+            out.push_str(&format!("  accepted:  {}\n", safe(l)));
+        }
+        if let Some(l) = &p.rejected {
+            out.push_str(&format!("  rejected:  {}\n", safe(l)));
+        }
+        if let Some(l) = &p.in_flight {
+            out.push_str(&format!("  in flight: {} (may have taken effect)\n", safe(l)));
+        }
+        match p.saved {
+            Some(true) => out.push_str("  saved:     yes\n"),
+            Some(false) => out.push_str("  saved:     NO (the saved configuration differs)\n"),
+            None => {}
         }
     }
     let data = data(r);
