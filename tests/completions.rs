@@ -86,7 +86,13 @@ fn fish_completes_device_names() {
         .env("MERCURY_CONFIG", &lab.config)
         .output()
         .unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "spine-1");
+    // fish prints each candidate with its description after a tab.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let candidates: Vec<&str> = stdout
+        .lines()
+        .map(|l| l.split('\t').next().unwrap_or_default())
+        .collect();
+    assert_eq!(candidates, ["spine-1"], "{stdout}");
 }
 
 #[test]
