@@ -214,6 +214,60 @@ fn a_request_waiting_for_the_lock_says_who_holds_it() {
     );
     // Not a terminal: no live counter.
     assert!(!second.stderr.contains('\r'), "{:?}", second.stderr);
+
+    // On a terminal (script(1) gives the waiter a pty), a counter follows the notice.
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: no script(1) for the terminal case");
+        return;
+    }
+    let slow = lab
+        .mercury([
+            "attach-port",
+            "--device",
+            "leaf-ios",
+            "--port",
+            "Gi1/0/5",
+            "--vlan",
+            "120",
+            "--reason",
+            "again",
+            "--request-id",
+            "holder-2",
+        ])
+        .spawn();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !std::fs::read_to_string(&lock)
+        .unwrap_or_default()
+        .contains("holder-2")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the holder never took the lock"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let cmd = format!(
+        "{} --config {} attach-port --device leaf-ios --port Gi1/0/7 --vlan 120 --reason tty",
+        common::mercury_bin().display(),
+        lab.config.display()
+    );
+    let tty = std::process::Command::new("script")
+        .args(["-qefc", &cmd, "/dev/null"])
+        .output()
+        .unwrap();
+    common::finish(slow).expect(0);
+    let screen = String::from_utf8_lossy(&tty.stdout);
+    assert!(tty.status.success(), "{screen}");
+    assert!(
+        screen.contains("mercury: waiting for the lock of leaf-ios: held by pid"),
+        "{screen}"
+    );
+    assert!(screen.contains("request holder-2"), "{screen}");
+    assert!(screen.contains("\rmercury: waited 1 s"), "{screen:?}");
 }
 
 /// The pid recorded by the first request's audit record.

@@ -127,7 +127,11 @@ pub fn render(r: &Report) -> String {
     if let Some(p) = &r.partial {
         out.push_str(&format!(
             "\npartly applied: {}\n",
-            if p.took_effect { "some of the change is in effect" } else { "nothing took effect" }
+            if p.took_effect {
+                "some of the change is in effect"
+            } else {
+                "nothing took effect"
+            }
         ));
         for l in &p.accepted {
             out.push_str(&format!("  accepted:  {}\n", safe(l)));
@@ -136,7 +140,10 @@ pub fn render(r: &Report) -> String {
             out.push_str(&format!("  rejected:  {}\n", safe(l)));
         }
         if let Some(l) = &p.in_flight {
-            out.push_str(&format!("  in flight: {} (may have taken effect)\n", safe(l)));
+            out.push_str(&format!(
+                "  in flight: {} (may have taken effect)\n",
+                safe(l)
+            ));
         }
         match p.saved {
             Some(true) => out.push_str("  saved:     yes\n"),
