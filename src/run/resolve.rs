@@ -1,9 +1,15 @@
 //! Resolution: the device a request names (by name, alias, switch MAC, or an Ironic
 //! `local_link_connection`), its platform in the catalog, and the request's port names
 //! checked against that platform. The first step that needs the configuration.
+//!
+//! For a caller with a scope (serve-ssh, serve-jsonrpc) only the devices in its scope exist:
+//! a reference to any other device, configured or not, gets one answer (exit 77, the
+//! reference as written), before anything about the device (its name, platform, port
+//! pattern) could show in a message or a result.
 
 use crate::catalog::{Catalog, CatalogError, Platform};
 use crate::config::{Config, Device};
+use crate::policy::{Denied, Scope};
 use crate::report::error::Error;
 use crate::request::validate::Escaped;
 use crate::request::{Request, RequestError};
@@ -12,14 +18,16 @@ fn bad(msg: impl Into<String>) -> RequestError {
     RequestError(msg.into())
 }
 
-/// Finds the device `req` targets and checks the port names against its platform. Unknown
-/// device or platform-invalid port: exit 65.
+/// Finds the device `req` targets among those `scope` allows (every device when `None`) and
+/// checks the port names against its platform. Unknown device or platform-invalid port:
+/// exit 65; with a scope, a device outside it (or unknown): exit 77.
 pub fn resolve<'c>(
     req: &Request,
     config: &'c Config,
     catalog: &'c Catalog,
+    scope: Option<&Scope>,
 ) -> Result<(&'c Device, &'c Platform), ResolveError> {
-    let device = find_device(req, config)?;
+    let device = find_device(req, config, scope)?;
     let platform = catalog.get(&device.platform).map_err(|e| match e {
         CatalogError::Unknown { .. } => ResolveError::UnknownPlatform {
             device: device.name.clone(),
@@ -43,18 +51,29 @@ pub fn resolve<'c>(
 /// `switch_info`, `hostname`, `switch_id` that names a configured device (NGS-style
 /// `switch_info` values that are not Mercury device names fall back to the MAC). When
 /// both a name and a MAC resolve, they must agree.
-fn find_device<'c>(req: &Request, config: &'c Config) -> Result<&'c Device, ResolveError> {
-    let unknown = |what: &str| {
-        let names = config.devices.values().flat_map(|d| {
-            std::iter::once(d.name.as_str()).chain(d.aliases.iter().map(String::as_str))
-        });
-        ResolveError::UnknownDevice {
-            reference: what.to_string(),
-            suggestion: crate::util::suggest::closest(what, names).map(str::to_string),
-        }
+fn find_device<'c>(
+    req: &Request,
+    config: &'c Config,
+    scope: Option<&Scope>,
+) -> Result<&'c Device, ResolveError> {
+    let visible = |d: &&Device| scope.is_none_or(|s| s.allows(d));
+    let find = |r: &str| config.find_device(r).filter(visible);
+    let unknown = |what: &str| match scope {
+        Some(s) => ResolveError::Denied(s.not_yours(what)),
+        // Only an unscoped caller (the operator) may learn the names of other devices.
+        None => ResolveError::Request(bad(format!(
+            "unknown device {}: not a device name, alias or switch MAC in the configuration{}",
+            Escaped(what),
+            crate::util::suggest::did_you_mean(
+                what,
+                config.devices.values().flat_map(|d| {
+                    std::iter::once(d.name.as_str()).chain(d.aliases.iter().map(String::as_str))
+                })
+            )
+        ))),
     };
     if let Some(d) = &req.device {
-        return config.find_device(d).ok_or_else(|| unknown(d));
+        return find(d).ok_or_else(|| unknown(d));
     }
     let l = req
         .link
@@ -63,8 +82,8 @@ fn find_device<'c>(req: &Request, config: &'c Config) -> Result<&'c Device, Reso
     let by_name = [&l.switch_info, &l.hostname]
         .into_iter()
         .flatten()
-        .find_map(|n| config.find_device(n));
-    let by_mac = l.switch_id.as_deref().and_then(|m| config.find_device(m));
+        .find_map(|n| find(n));
+    let by_mac = l.switch_id.as_deref().and_then(find);
     match (by_name, by_mac) {
         (Some(a), Some(b)) if a.name != b.name => Err(ResolveError::Request(bad(format!(
             "local_link_connection disagrees: switch_id {} is device {} but switch_info names {}",
@@ -84,20 +103,9 @@ pub enum ResolveError {
     /// Bad request.
     #[error(transparent)]
     Request(#[from] RequestError),
-    /// No device has this name, alias or MAC (exit 65). `suggestion` is a configured name
-    /// close to it; callers that must not learn other device names drop it
-    /// ([`ResolveError::without_suggestion`]).
-    #[error(
-        "unknown device {}: not a device name, alias or switch MAC in the configuration{}",
-        Escaped(reference),
-        suggestion.as_deref().map(|s| format!("; did you mean {s}?")).unwrap_or_default()
-    )]
-    UnknownDevice {
-        /// What the request named.
-        reference: String,
-        /// The configured name or alias it is probably a typo of.
-        suggestion: Option<String>,
-    },
+    /// The device is not in the caller's scope, or does not exist (one answer for both).
+    #[error(transparent)]
+    Denied(Denied),
     /// The device's platform is in the catalog but does not compile (exit 78).
     #[error(transparent)]
     Catalog(CatalogError),
@@ -111,20 +119,6 @@ pub enum ResolveError {
         /// `"; did you mean X?"` or empty.
         suggestion: String,
     },
-}
-
-impl ResolveError {
-    /// The same error without a device-name suggestion (for a scoped caller, who may only
-    /// learn the names of devices it is allowed to use).
-    pub fn without_suggestion(self) -> ResolveError {
-        match self {
-            ResolveError::UnknownDevice { reference, .. } => ResolveError::UnknownDevice {
-                reference,
-                suggestion: None,
-            },
-            other => other,
-        }
-    }
 }
 
 fn check_port_for(platform: &Platform, port: &str) -> Result<(), RequestError> {
@@ -147,7 +141,7 @@ impl From<ResolveError> for Error {
     fn from(e: ResolveError) -> Self {
         match e {
             ResolveError::Request(r) => Error::Request(r),
-            e @ ResolveError::UnknownDevice { .. } => Error::Request(RequestError(e.to_string())),
+            ResolveError::Denied(d) => Error::Denied(d),
             ResolveError::Catalog(c) => Error::Catalog(c),
             other @ ResolveError::UnknownPlatform { .. } => Error::ConfigMessage(other.to_string()),
         }
