@@ -41,7 +41,10 @@ fn main() {
     }
     out.push_str("];\n");
     for (i, (name, p)) in catalog.platforms.iter().enumerate() {
-        let _ = write!(out, "\n/// `{name}`.\nfn platform_{i}() -> RawPlatform {{\n");
+        let _ = write!(
+            out,
+            "\n/// `{name}`.\nfn platform_{i}() -> RawPlatform {{\n"
+        );
         p.bake(&mut out);
         out.push_str("\n}\n");
     }

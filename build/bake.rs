@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-use super::raw::{Kind, RawMode, RawPlatform, RawResponse, RawVerify, VlanListStyle};
+use super::raw::{Kind, RawCheck, RawMode, RawPlatform, RawResponse, RawVerify, VlanListStyle};
 
 /// A value that can be written as the Rust expression that builds it.
 pub trait Bake {
@@ -145,6 +145,10 @@ bake_struct!(RawVerify {
     vlan_table,
     unsupported,
 });
+bake_struct!(RawCheck {
+    vlans,
+    vlan_present,
+});
 bake_struct!(RawPlatform {
     description,
     aliases,
@@ -181,4 +185,5 @@ bake_struct!(RawPlatform {
     nouns,
     notes,
     verify,
+    check,
 });

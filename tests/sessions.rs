@@ -173,6 +173,9 @@ fn bursts_of_64_then_256_behind_sshd_never_give_the_device_two_sessions() {
             .iter()
             .filter(|l| **l == format!("interface {short}"))
             .count();
-        assert_eq!(sent, 1, "request s-{i} sent its interface line {sent} times");
+        assert_eq!(
+            sent, 1,
+            "request s-{i} sent its interface line {sent} times"
+        );
     }
 }

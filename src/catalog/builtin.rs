@@ -7,6 +7,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 #[allow(unused_imports)]
-use super::raw::{Kind, RawMode, RawPlatform, RawResponse, RawVerify, VlanListStyle};
+use super::raw::{Kind, RawCheck, RawMode, RawPlatform, RawResponse, RawVerify, VlanListStyle};
 
 include!(concat!(env!("OUT_DIR"), "/builtin_catalog.rs"));

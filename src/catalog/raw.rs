@@ -110,6 +110,18 @@ pub(super) struct RawPlatform {
     #[serde(default)]
     pub(super) notes: Vec<String>,
     pub(super) verify: Option<RawVerify>,
+    pub(super) check: Option<RawCheck>,
+}
+
+/// `[platforms.X.check]`: how `mercury check --connect` reads whether a VLAN exists.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCheck {
+    /// The line that lists the device's VLANs (read-only).
+    pub(super) vlans: String,
+    /// A regex, with `{vlan}` for the id, that matches a line of that listing when the VLAN
+    /// exists.
+    pub(super) vlan_present: String,
 }
 
 /// A platform's `[verify]` table as written.
@@ -162,4 +174,3 @@ pub(super) struct RawResponse {
 fn yes() -> bool {
     true
 }
-

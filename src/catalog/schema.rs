@@ -109,6 +109,23 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
         nouns: r.nouns.clone(),
         notes: r.notes.clone(),
         verify: compile_verify(r.verify.as_ref())?,
+        vlan_check: match &r.check {
+            None => None,
+            Some(c) => {
+                if !c.vlan_present.contains("{vlan}") {
+                    return Err("check.vlan_present: needs {vlan}".into());
+                }
+                regex::Regex::new(&c.vlan_present.replace("{vlan}", "4094"))
+                    .map_err(|e| format!("check.vlan_present: {e}"))?;
+                if c.vlans.trim().is_empty() || c.vlans.contains('{') {
+                    return Err("check.vlans: one fixed show line".into());
+                }
+                Some(VlanCheck {
+                    show: c.vlans.clone(),
+                    present: c.vlan_present.clone(),
+                })
+            }
+        },
     })
 }
 

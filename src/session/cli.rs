@@ -114,11 +114,11 @@ impl<'a> CliSession<'a> {
         Ok(())
     }
 
-    /// Out of configuration mode, and save.
-    pub(super) fn finish(&mut self) -> Result<(), SessionError> {
+    /// Out of configuration mode, and save (when `save`).
+    pub(super) fn finish(&mut self, save: bool) -> Result<(), SessionError> {
         let p = self.platform;
         self.leave_config()?;
-        if self.settings.save {
+        if save {
             for line in &p.save {
                 self.command(line)?;
             }

@@ -220,6 +220,11 @@ pub struct Progress {
     /// was due.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub saved: Option<bool>,
+    /// After a refusal on a platform that applies each line as it goes: whether the ports
+    /// were put back as read before the change (and read back so), absent when no restore
+    /// was attempted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restored: Option<bool>,
 }
 
 impl Progress {
@@ -235,6 +240,9 @@ impl Progress {
         self.took_effect |= other.took_effect;
         if other.saved.is_some() {
             self.saved = other.saved;
+        }
+        if other.restored.is_some() {
+            self.restored = other.restored;
         }
     }
 
@@ -288,6 +296,7 @@ pub struct Session<'a> {
     healthy: bool,
     applied: bool,
     dry: bool,
+    no_save: bool,
 }
 
 /// One [`Session::exec`] line: what was recorded and its unjudged output.
@@ -366,6 +375,7 @@ impl<'a> Session<'a> {
             healthy: result.is_ok(),
             applied: false,
             dry,
+            no_save: false,
         };
         let transcript = session.take_transcript();
         (
@@ -377,6 +387,15 @@ impl<'a> Session<'a> {
                 warnings: Vec::new(),
             },
         )
+    }
+
+    /// The mode the CLI is in, worked out from the last prompt (`None` for exec sessions,
+    /// which have no modes).
+    pub fn mode(&self) -> Option<&str> {
+        match &self.inner {
+            Inner::Cli(s) => Some(s.mode.as_str()),
+            Inner::Exec(_) => None,
+        }
     }
 
     /// A dry run: nothing is sent, reads answer nothing.
@@ -411,6 +430,12 @@ impl<'a> Session<'a> {
     /// [`Session::finish`] commits and saves as after [`Session::apply`].
     pub fn mark_applied(&mut self) {
         self.applied = true;
+    }
+
+    /// Keeps [`Session::finish`] from saving: a plan in this session failed part-way and
+    /// could not be undone, and saving would persist its partial change (`saved: false`).
+    pub fn skip_save(&mut self) {
+        self.no_save = true;
     }
 
     /// Can it take another plan?
@@ -529,7 +554,8 @@ impl<'a> Session<'a> {
     pub fn finish(mut self) -> Segment {
         let applied = self.applied;
         let healthy = self.healthy;
-        let saving = applied && self.settings().save && !self.platform().save.is_empty();
+        let due = applied && self.settings().save && !self.platform().save.is_empty();
+        let saving = due && !self.no_save;
         let end_wait = self
             .settings()
             .command_timeout
@@ -537,10 +563,9 @@ impl<'a> Session<'a> {
         let mut warnings = Vec::new();
         let result = match &mut self.inner {
             Inner::Cli(s) => {
-                let r = if applied { s.finish() } else { Ok(()) };
+                let r = if applied { s.finish(saving) } else { Ok(()) };
                 // After a refusal (of the save) the session is still in a known mode.
-                let orderly =
-                    healthy && matches!(r, Ok(()) | Err(SessionError::Rejected { .. }));
+                let orderly = healthy && matches!(r, Ok(()) | Err(SessionError::Rejected { .. }));
                 if orderly {
                     if s.leave(Instant::now() + end_wait) == Ended::HungUp {
                         warnings.push(format!(
@@ -555,12 +580,12 @@ impl<'a> Session<'a> {
                 }
                 r
             }
-            Inner::Exec(s) if applied => s.finish(),
+            Inner::Exec(s) if applied => s.finish(saving),
             Inner::Exec(_) => Ok(()),
         };
         let transcript = self.take_transcript();
         let progress = Progress {
-            saved: saving.then_some(result.is_ok()),
+            saved: due.then_some(saving && result.is_ok()),
             ..Progress::default()
         };
         Segment {

@@ -14,6 +14,10 @@ use std::time::{Duration, Instant};
 
 use super::{remaining, Chunk, Ended, Exec, ExecOutput, Shell, TransportError};
 
+/// How long a program asked to stop (SIGTERM) at the close deadline gets before it is
+/// killed.
+const TERM_GRACE: Duration = Duration::from_secs(3);
+
 /// Largest stderr kept from a child for diagnostics.
 const MAX_DIAGNOSTICS: usize = 16 * 1024;
 
@@ -61,6 +65,26 @@ fn spawn_error(program: &str, e: std::io::Error) -> TransportError {
 }
 
 impl CommandShell {
+    /// Waits until the child has exited (its stdout closes when it does) or `deadline`;
+    /// whether it exited. The wait blocks on the child's stdout (no polling loop).
+    fn exited_by(&mut self, deadline: Instant) -> bool {
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(_)) | Err(_) => return true,
+                Ok(None) => match self.rx.recv_timeout(remaining(deadline)) {
+                    // Output still coming: keep draining, but never past the deadline.
+                    Ok(Some(_)) if !remaining(deadline).is_zero() => continue,
+                    Ok(Some(_)) => return false,
+                    Ok(None) | Err(RecvTimeoutError::Disconnected) => {
+                        let _ = self.child.wait();
+                        return true;
+                    }
+                    Err(RecvTimeoutError::Timeout) => return false,
+                },
+            }
+        }
+    }
+
     /// Starts `argv` with piped stdio.
     pub fn spawn(argv: &[String]) -> Result<CommandShell, TransportError> {
         let (program, args) = argv
@@ -109,23 +133,23 @@ impl CommandShell {
 }
 
 impl CommandShell {
-    /// Closes stdin and gives the program until `deadline` to exit, then kills it: a hung
-    /// child must never keep the lock held. The wait blocks on the child's stdout, which
-    /// closes when it exits (no polling loop).
+    /// Closes stdin and gives the program until `deadline` to exit on EOF; then asks it to
+    /// stop (SIGTERM lets it finish what it is writing — a device's state, its session
+    /// count) and, after [`TERM_GRACE`], kills it: a hung child must never keep the lock
+    /// held. A SIGKILL in the middle of a write could leave the far end's files half
+    /// written.
     fn end(&mut self, deadline: Instant) -> Ended {
         drop(self.stdin.take());
-        loop {
-            match self.child.try_wait() {
-                Ok(Some(_)) | Err(_) => return Ended::ByDevice,
-                Ok(None) => {}
-            }
-            match self.rx.recv_timeout(remaining(deadline)) {
-                Ok(Some(_)) => continue,
-                Ok(None) | Err(RecvTimeoutError::Disconnected) => {
-                    let _ = self.child.wait();
-                    return Ended::ByDevice;
-                }
-                Err(RecvTimeoutError::Timeout) => break,
+        if self.exited_by(deadline) {
+            return Ended::ByDevice;
+        }
+        let pid = i32::try_from(self.child.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw);
+        if let Some(pid) = pid {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            if self.exited_by(Instant::now() + TERM_GRACE) {
+                return Ended::HungUp;
             }
         }
         let _ = self.child.kill();

@@ -229,7 +229,9 @@ impl CountingDevice {
         let k = self.counts.lock().unwrap();
         k.events
             .iter()
-            .map(|(t, id, what, open)| format!("{t:>7} ms  session {id:>3}  {what:<9}  open {open}"))
+            .map(|(t, id, what, open)| {
+                format!("{t:>7} ms  session {id:>3}  {what:<9}  open {open}")
+            })
             .collect::<Vec<_>>()
             .join("\n")
     }
