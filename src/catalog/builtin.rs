@@ -9,4 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 #[allow(unused_imports)]
 use super::raw::{Kind, RawCheck, RawMode, RawPlatform, RawResponse, RawVerify, VlanListStyle};
 
+/// One built-in platform: its name, its aliases, and the function that builds it.
+pub(super) type Builtin = (&'static str, &'static [&'static str], fn() -> RawPlatform);
+
 include!(concat!(env!("OUT_DIR"), "/builtin_catalog.rs"));

@@ -487,7 +487,7 @@ impl Platform {
 /// from the data `build.rs` generated).
 #[derive(Debug)]
 enum Source {
-    Parsed(RawPlatform),
+    Parsed(Box<RawPlatform>),
     Builtin(fn() -> RawPlatform),
 }
 
@@ -594,7 +594,7 @@ impl Catalog {
                 Entry {
                     source_name: source_name.to_string(),
                     aliases: raw.aliases.clone(),
-                    source: Source::Parsed(raw),
+                    source: Source::Parsed(Box::new(raw)),
                     compiled: OnceLock::new(),
                 },
             );
