@@ -170,6 +170,7 @@ bake_struct!(RawPlatform {
     on_open,
     commit,
     abort,
+    commit_leaves_to,
     save,
     close,
     vlan_list,

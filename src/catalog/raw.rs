@@ -82,6 +82,7 @@ pub(super) struct RawPlatform {
     pub(super) commit: Vec<String>,
     #[serde(default)]
     pub(super) abort: Vec<String>,
+    pub(super) commit_leaves_to: Option<String>,
     #[serde(default)]
     pub(super) save: Vec<String>,
     #[serde(default)]
