@@ -343,14 +343,16 @@ pub(super) fn build_device(
         uplink: match r.uplink {
             Some(u) => {
                 validate::simple_name("uplink.device", &u.device, 64)
-                    .map_err(|_| err("uplink", "device: not a device name".into()))?;
+                    .map_err(|_| err("uplink.device", "not a device name".into()))?;
                 if u.port.is_empty()
                     || u.port.len() > 64
-                    || u.port.chars().any(|c| c.is_whitespace() || validate::is_dangerous(c))
+                    || u.port
+                        .chars()
+                        .any(|c| c.is_whitespace() || validate::is_dangerous(c))
                 {
                     return Err(err(
-                        "uplink",
-                        "port: 1-64 characters without whitespace or control characters".into(),
+                        "uplink.port",
+                        "1-64 characters without whitespace or control characters".into(),
                     ));
                 }
                 Some(Uplink {
@@ -373,17 +375,17 @@ pub(super) fn check_uplinks(devices: &BTreeMap<String, Device>) -> Result<(), (S
             None => {
                 return Err((
                     d.name.clone(),
-                    "device: names no [devices] table (a config name, not an alias)".into(),
+                    "names no [devices] table (a config name, not an alias)".into(),
                 ))
             }
             Some(s) if s.name == d.name => {
-                return Err((d.name.clone(), "device: a device cannot be its own uplink".into()))
+                return Err((d.name.clone(), "a device cannot be its own uplink".into()))
             }
             Some(s) if s.uplink.is_some() => {
                 return Err((
                     d.name.clone(),
                     format!(
-                        "device: devices.{} has an uplink itself; an uplink is a switch port",
+                        "devices.{} has an uplink itself; an uplink is a switch port",
                         s.name
                     ),
                 ))

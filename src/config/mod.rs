@@ -355,7 +355,8 @@ impl Config {
             devices.insert(name, device);
         }
         check_unique_names(&devices).map_err(|(name, k, m)| invalid(&["devices", &name, k], m))?;
-        check_uplinks(&devices).map_err(|(name, m)| invalid(&["devices", &name, "uplink"], m))?;
+        check_uplinks(&devices)
+            .map_err(|(name, m)| invalid(&["devices", &name, "uplink", "device"], m))?;
 
         let mut callers = BTreeMap::new();
         for (name, c) in raw.callers {

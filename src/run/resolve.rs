@@ -161,7 +161,7 @@ pub fn check_uplinks(config: &Config, catalog: &Catalog) -> Vec<String> {
             continue;
         }
         let Some(switch) = config.devices.get(&up.device) else {
-            problems.push(format!("{key}: device: names no [devices] table"));
+            problems.push(format!("{key}.device: names no [devices] table"));
             continue;
         };
         let Ok(platform) = catalog.get(&switch.platform) else {
@@ -169,17 +169,17 @@ pub fn check_uplinks(config: &Config, catalog: &Catalog) -> Vec<String> {
         };
         if platform.kind == crate::catalog::Kind::Ovsdb {
             problems.push(format!(
-                "{key}: device: devices.{} is itself an OVS device; an uplink is a switch port",
+                "{key}.device: devices.{} is itself an OVS device; an uplink is a switch port",
                 switch.name
             ));
             continue;
         }
         if let Err(e) = check_port_for(platform, &up.port) {
-            problems.push(format!("{key}: port: {e}"));
+            problems.push(format!("{key}.port: {e}"));
             continue;
         }
         if let Err(e) = crate::policy::check_port(switch, &up.port) {
-            problems.push(format!("{key}: port: {e}"));
+            problems.push(format!("{key}.port: {e}"));
         }
     }
     problems

@@ -175,7 +175,8 @@ impl Job<'_> {
         transport::fits(switch, sw_platform.kind.channel())?;
         self.what["hop"] = json!("card");
         self.what["uplink"] = json!({"device": switch.name, "port": up.port});
-        let card_prepared = driver::for_platform(card_platform).prepare(&req, card, card_platform)?;
+        let card_prepared =
+            driver::for_platform(card_platform).prepare(&req, card, card_platform)?;
         self.report.warnings.extend(card_prepared.warnings());
         match req.op {
             Op::PlugPort => self.plug_two(
@@ -208,7 +209,8 @@ impl Job<'_> {
         })?;
         let sw_req = uplink_request(Op::AttachPort, switch, sw_platform, &up.port, vlan, req)?;
         policy::check(&sw_req, switch, self.scope.as_ref())?;
-        let sw_prepared = driver::for_platform(sw_platform).prepare(&sw_req, switch, sw_platform)?;
+        let sw_prepared =
+            driver::for_platform(sw_platform).prepare(&sw_req, switch, sw_platform)?;
         self.report.warnings.extend(sw_prepared.warnings());
         let mut sw_hop = Hop::new("uplink", switch, sw_platform, Op::AttachPort, &up.port);
         sw_hop.vlans = vec![vlan.get()];
@@ -227,7 +229,8 @@ impl Job<'_> {
         // Hop 1: the switch port facing the card. Its session stays open until the card
         // is done, so that a restore goes out before the save.
         let (sw_secrets, sw_settings) = session_settings(switch, switch.save_config)?;
-        let mut sw = match self.connect(&mut sw_hop, switch, sw_platform, &sw_secrets, &sw_settings) {
+        let mut sw = match self.connect(&mut sw_hop, switch, sw_platform, &sw_secrets, &sw_settings)
+        {
             Ok(l) => l,
             Err(e) => {
                 card_hop.skipped = Some("the uplink hop failed first".into());
@@ -262,7 +265,15 @@ impl Job<'_> {
             Err(e) => {
                 failed_hop(&mut card_hop, &e);
                 if sw_hop.changed || reached(&sw_hop.progress) {
-                    self.restore(&mut sw_hop, &mut sw, switch, sw_platform, &sw_done, vlan, req);
+                    self.restore(
+                        &mut sw_hop,
+                        &mut sw,
+                        switch,
+                        sw_platform,
+                        &sw_done,
+                        vlan,
+                        req,
+                    );
                 }
                 Some(e)
             }
@@ -297,14 +308,19 @@ impl Job<'_> {
         self.hops_started(&[&card_hop])?;
         self.device_contacted = true;
         let (card_secrets, card_settings) = session_settings(card, card.save_config)?;
-        let mut live =
-            match self.connect(&mut card_hop, card, card_platform, &card_secrets, &card_settings) {
-                Ok(l) => l,
-                Err(e) => {
-                    sw_hop.skipped = Some("the card hop failed first".into());
-                    return self.conclude(req, vec![card_hop, sw_hop], Some(e));
-                }
-            };
+        let mut live = match self.connect(
+            &mut card_hop,
+            card,
+            card_platform,
+            &card_secrets,
+            &card_settings,
+        ) {
+            Ok(l) => l,
+            Err(e) => {
+                sw_hop.skipped = Some("the card hop failed first".into());
+                return self.conclude(req, vec![card_hop, sw_hop], Some(e));
+            }
+        };
         // What every Mercury port on the card carries, before anything changes (the card's
         // lock keeps it so until we are done).
         let plugged = match card_prepared.plugged(&mut live.session, live.deadline) {
@@ -389,7 +405,8 @@ impl Job<'_> {
         // Hop 2: the uplink.
         self.hops_started(&[&sw_hop])?;
         let (sw_secrets, sw_settings) = session_settings(switch, switch.save_config)?;
-        let mut sw = match self.connect(&mut sw_hop, switch, sw_platform, &sw_secrets, &sw_settings) {
+        let mut sw = match self.connect(&mut sw_hop, switch, sw_platform, &sw_secrets, &sw_settings)
+        {
             Ok(l) => l,
             Err(e) => return self.conclude(req, vec![card_hop, sw_hop], Some(e)),
         };
@@ -522,16 +539,16 @@ impl Job<'_> {
         settings: &'s Settings,
     ) -> Result<Live<'s>, Error> {
         hop.contacted = true;
-        let conn = match transport::open(device, secrets, platform.kind.channel(), settings.deadline)
-        {
-            Ok(c) => c,
-            Err(e) => {
-                let e = Error::from(e);
-                hop.failed = Some(e.kind());
-                hop.msg = e.to_string();
-                return Err(e);
-            }
-        };
+        let conn =
+            match transport::open(device, secrets, platform.kind.channel(), settings.deadline) {
+                Ok(c) => c,
+                Err(e) => {
+                    let e = Error::from(e);
+                    hop.failed = Some(e.kind());
+                    hop.msg = e.to_string();
+                    return Err(e);
+                }
+            };
         self.report.warnings.extend(conn.warnings());
         let (session, opened) = Session::open(conn, platform, settings);
         hop.absorb(opened.transcript);
@@ -587,11 +604,7 @@ impl Job<'_> {
         hop.absorb(session.finish().transcript);
         let done = applied.result?;
         hop.warnings.extend(done.warnings);
-        hop.msg = format!(
-            "would send {} lines to {}",
-            hop.commands.len(),
-            device.name
-        );
+        hop.msg = format!("would send {} lines to {}", hop.commands.len(), device.name);
         Ok(())
     }
 
@@ -723,10 +736,7 @@ impl Job<'_> {
             return Ok(());
         };
         let kind = err.kind();
-        let mut msg = format!(
-            "{} failed: {err}",
-            req.op.name()
-        );
+        let mut msg = format!("{} failed: {err}", req.op.name());
         if let Some(u) = uplink {
             match (&u.restore, req.op) {
                 (Some(r), _) if r["ok"] == json!(true) => msg.push_str(&format!(
@@ -830,7 +840,12 @@ fn restore_access(
     Ok(Request::from_raw(raw)?)
 }
 
-fn simple_request(op: Op, switch: &Device, port: &str, card_req: &Request) -> Result<Request, Error> {
+fn simple_request(
+    op: Op,
+    switch: &Device,
+    port: &str,
+    card_req: &Request,
+) -> Result<Request, Error> {
     let raw = RawRequest {
         op: Some(op.name().to_string()),
         device: Some(switch.name.clone()),
@@ -949,6 +964,9 @@ mod tests {
         let (r, why) = vlans_to_remove(&p, "pf0vf2");
         assert!(r.is_empty() && why.contains("pf0vf3"), "{why}");
         let (r, why) = vlans_to_remove(&p, "pf0vf9");
-        assert!(r.is_empty() && why.contains("not a port Mercury plugged"), "{why}");
+        assert!(
+            r.is_empty() && why.contains("not a port Mercury plugged"),
+            "{why}"
+        );
     }
 }

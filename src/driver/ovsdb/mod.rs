@@ -616,12 +616,14 @@ pub fn plugged_by_mercury(snap: &Snapshot) -> driver::Plugged {
     snap.ports
         .iter()
         .filter(|(_, p)| {
-            p.bridge.is_some() && p.external_ids.get(PLUGGED_BY).map(String::as_str) == Some("mercury")
+            p.bridge.is_some()
+                && p.external_ids.get(PLUGGED_BY).map(String::as_str) == Some("mercury")
         })
         .map(|(name, p)| {
             let vlans = carried(Some(p));
             // A trunk with no list carries every VLAN, and so does a port with no VLAN columns.
-            let every = p.vlans.trunks.is_empty() && (!p.vlans.is_access() || p.vlans.tag.is_none());
+            let every =
+                p.vlans.trunks.is_empty() && (!p.vlans.is_access() || p.vlans.tag.is_none());
             (name.clone(), (!every).then_some(vlans))
         })
         .collect()
