@@ -461,6 +461,85 @@ fn dry_run_shows_both_hops_and_touches_neither() {
 }
 
 #[test]
+fn check_mode_reads_both_devices_predicts_both_hops_and_sends_nothing() {
+    let ovs = ovs_or_skip!();
+    let lab = lab(&ovs, "", "");
+    trunk(&lab, "110");
+    let before_switch = lab.state("leaf")["running"].clone();
+    let before_card = ovs.dump();
+    let v = lab
+        .mercury([
+            "--check",
+            "plug-port",
+            "--device",
+            "dpu-1",
+            "--port",
+            "pf0vf1",
+            "--vif-id",
+            "vif-a",
+            "--vlan",
+            "120",
+            "--reason",
+            "test",
+        ])
+        .run()
+        .expect(0);
+    assert_eq!(v["changed"], true, "a prediction: {v}");
+    for name in ["uplink", "card"] {
+        let h = hop(&v, name);
+        assert_eq!(h["check"], true, "{v}");
+        assert_eq!(h["changed"], true, "{name} would change: {v}");
+        assert!(
+            !h["data"]["would_send"].as_array().unwrap().is_empty(),
+            "{name}: {v}"
+        );
+    }
+    assert!(
+        hop(&v, "uplink")["data"]["would_send"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l == "switchport trunk allowed vlan add 120"),
+        "{v}"
+    );
+    assert_eq!(lab.state("leaf")["running"], before_switch);
+    assert_eq!(ovs.dump(), before_card);
+    // Audit: a pair per device, saying it was a check and nothing changed.
+    let audit = lab.audit();
+    let finished: Vec<&Value> = audit
+        .iter()
+        .filter(|r| r["request_id"] == v["request_id"] && r["event"] == "finished")
+        .collect();
+    assert_eq!(finished.len(), 2, "{finished:?}");
+    for r in finished {
+        assert_eq!(r["how"]["changed"], false, "{r}");
+        assert_eq!(r["how"]["would_change"], true, "{r}");
+    }
+    // Unplug in check mode after a real plug: the card is read, the uplink's VLAN is
+    // predicted to come off (nobody else uses it), nothing is sent.
+    plug(&lab, "pf0vf1", "vif-a", 120, NODE_A).expect(0);
+    let before_switch = lab.state("leaf")["running"].clone();
+    let before_card = ovs.dump();
+    let v = lab
+        .mercury([
+            "--check",
+            "unplug-port",
+            "--device",
+            "dpu-1",
+            "--port",
+            "pf0vf1",
+            "--reason",
+            "test",
+        ])
+        .run()
+        .expect(0);
+    assert_eq!(hop(&v, "uplink")["vlans"], serde_json::json!([120]), "{v}");
+    assert_eq!(hop(&v, "uplink")["changed"], true, "{v}");
+    assert_eq!(lab.state("leaf")["running"], before_switch);
+    assert_eq!(ovs.dump(), before_card);
+}
+
+#[test]
 fn an_uplink_that_is_not_a_switch_port_is_a_configuration_error() {
     let ovs = ovs_or_skip!();
     for (uplink, words) in [

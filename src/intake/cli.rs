@@ -46,6 +46,10 @@ pub struct Cli {
     /// could remove VLANs a caller may not remove is refused).
     #[arg(long, global = true)]
     pub no_verify: bool,
+    /// Check mode (Ansible's): connect, read the ports, and report the `diff` and the
+    /// `changed` the request would produce, sending no configuration line.
+    #[arg(long, global = true, conflicts_with_all = ["no_verify", "dry_run"])]
+    pub check: bool,
     /// Output format [default: json, or text when stdout is a terminal].
     #[arg(long, global = true, value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,

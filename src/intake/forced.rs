@@ -93,6 +93,7 @@ fn allowed_flags(verb: &str) -> Vec<String> {
         "format".to_string(),
         "verify".to_string(),
         "no-verify".to_string(),
+        "check".to_string(),
     ];
     if let Some(sub) = crate::intake::cli::command().find_subcommand(verb) {
         out.extend(

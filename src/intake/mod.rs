@@ -136,6 +136,9 @@ fn submission(cli: &Cli) -> Result<Intake, Error> {
                     if parsed.no_verify {
                         raw.verify = Some(false);
                     }
+                    if parsed.check {
+                        raw.check = Some(true);
+                    }
                     raw
                 }
             });
@@ -158,6 +161,9 @@ fn submission(cli: &Cli) -> Result<Intake, Error> {
         }
         if cli.no_verify {
             raw.verify = Some(false);
+        }
+        if cli.check {
+            raw.check = Some(true);
         }
     }
     Ok(Intake::Submit(Box::new(sub)))

@@ -85,7 +85,12 @@ pub struct Report {
 /// The sentence added to a failure's message when some of the change reached the device.
 fn partly(p: &Progress) -> String {
     let mut s = String::new();
-    if p.took_effect {
+    if p.took_effect && p.restored == Some(true) {
+        s.push_str(&format!(
+            "; {} line(s) had taken effect and were undone: the ports read back as before",
+            p.accepted.len()
+        ));
+    } else if p.took_effect {
         s.push_str(&format!(
             "; PARTLY APPLIED: {} line(s) took effect",
             p.accepted.len()
@@ -95,6 +100,9 @@ fn partly(p: &Progress) -> String {
         }
         if p.saved == Some(false) {
             s.push_str(", not saved");
+        }
+        if p.restored == Some(false) {
+            s.push_str(", and putting the ports back as read before failed");
         }
         s.push_str(": read the port back (verify-port) and repeat or reset the request");
     } else if let Some(l) = &p.in_flight {
@@ -140,7 +148,8 @@ impl Report {
             || progress.in_flight.is_some()
             || !progress.accepted.is_empty()
             || progress.saved == Some(false);
-        self.changed |= progress.took_effect;
+        // Undone and read back as before: the device is as it was.
+        self.changed |= progress.took_effect && progress.restored != Some(true);
         if reached {
             self.partial = Some(progress);
         }

@@ -167,6 +167,16 @@ impl Job<'_> {
             match server.claim_next() {
                 Ok(Some(claim)) => {
                     let served = self.apply_claimed(session, &claim.entry, device, platform);
+                    // A waiter's change that failed part-way and was not undone must not be
+                    // saved with everyone else's: the session's save is skipped.
+                    let p = &served.progress;
+                    if served.result.is_err() && p.took_effect && p.restored != Some(true) {
+                        session.skip_save();
+                        self.report.warnings.push(format!(
+                            "not saved: coalesced request {} failed part-way and could not be undone; saving would have persisted its partial change",
+                            claim.entry.request_id
+                        ));
+                    }
                     out.push((claim, served));
                 }
                 Ok(None) => break,
@@ -254,7 +264,13 @@ impl Job<'_> {
         let mut data = serde_json::Value::Null;
         let mut diff = None;
         let (result, changed) = match served.result {
-            Err(e) => (Err((e.kind(), e.to_string())), progress.took_effect),
+            Err(e) => {
+                // Its partial change is saved, or not, with the session.
+                if progress.took_effect && progress.restored != Some(true) {
+                    progress.saved = finish.progress.saved;
+                }
+                (Err((e.kind(), e.to_string())), progress.took_effect)
+            }
             Ok(done) => {
                 data = done.data.clone();
                 diff = done.diff.clone();

@@ -484,6 +484,11 @@ impl Job<'_> {
             }
             Err(e) => Err(e.into()),
         };
+        // Our own change failed part-way and was not undone: never save it (nor anything
+        // else in this session).
+        if own.is_err() && progress.took_effect && progress.restored != Some(true) {
+            session.skip_save();
+        }
         // Before closing (after our own lines, before the save): apply spooled requests.
         let served = if coalesce {
             self.serve(
@@ -577,10 +582,15 @@ impl Job<'_> {
         self.report.warnings.extend(done.warnings);
         self.report.commands = transcript.commands;
         self.report.msg = format!(
-            "dry run: {} would send {} lines to {}",
+            "dry run: {} would send {} lines to {}{}",
             req.op.name(),
             self.report.commands.len(),
-            device.name
+            device.name,
+            if prepared.mutates() {
+                " (nothing is read, so changed is unknown: --check reads the ports and predicts it)"
+            } else {
+                ""
+            }
         );
         Ok(())
     }
@@ -594,6 +604,12 @@ impl Job<'_> {
         done: driver::Done,
     ) -> Result<(), Error> {
         self.report.changed = done.changed;
+        if req.check {
+            // Check mode predicts: the device itself was not changed (the audit says so).
+            self.how_extra.insert("check".into(), json!(true));
+            self.how_extra
+                .insert("would_change".into(), json!(done.changed));
+        }
         self.report.warnings.extend(done.warnings);
         let applied = format!(
             "{} applied on {} ({} lines, {} round trips)",
@@ -667,7 +683,7 @@ impl Job<'_> {
             "rc": kind.code(),
             "error_kind": kind.name(),
             "msg": match result { Ok(()) => self.report.msg.clone(), Err(e) => self.report.failure_message(e.to_string()) },
-            "changed": self.report.changed,
+            "changed": self.report.changed && !self.how_extra.contains_key("check"),
             "partial": self.report.partial,
             "lines": self.report.commands.iter().map(|c| c.input.clone()).collect::<Vec<_>>(),
             "round_trips": self.report.round_trips,

@@ -53,6 +53,8 @@ struct Hop {
     restore: Option<serde_json::Value>,
     /// Why the hop sent nothing, when it did not run.
     skipped: Option<String>,
+    /// Check mode: read and predicted, nothing sent.
+    check: bool,
 }
 
 impl Hop {
@@ -89,6 +91,7 @@ impl Hop {
             "data": self.data,
             "restore": self.restore,
             "skipped": self.skipped,
+            "check": self.check,
         })
     }
 
@@ -110,13 +113,15 @@ impl Hop {
             "rc": kind.code(),
             "error_kind": kind.name(),
             "msg": self.msg,
-            "changed": self.changed,
+            "changed": self.changed && !self.check,
+            "would_change": self.check.then_some(self.changed),
             "partial": reached(&self.progress).then(|| self.progress.clone()),
             "lines": self.commands.iter().map(|c| c.input.clone()).collect::<Vec<_>>(),
             "round_trips": self.round_trips,
             "device_contacted": self.contacted,
             "warnings": self.warnings,
             "restore": self.restore,
+            "check": self.check,
         })
     }
 }
@@ -214,8 +219,10 @@ impl Job<'_> {
         self.report.warnings.extend(sw_prepared.warnings());
         let mut sw_hop = Hop::new("uplink", switch, sw_platform, Op::AttachPort, &up.port);
         sw_hop.vlans = vec![vlan.get()];
+        sw_hop.check = req.check;
         let mut card_hop = Hop::new("card", card, card_platform, req.op, &req.ports[0].port);
         card_hop.vlans = vec![vlan.get()];
+        card_hop.check = req.check;
         if self.report.dry_run {
             self.dry_hop(&mut sw_hop, switch, sw_platform, sw_prepared.as_ref())?;
             self.dry_hop(&mut card_hop, card, card_platform, card_prepared)?;
@@ -264,7 +271,8 @@ impl Job<'_> {
             Ok(()) => None,
             Err(e) => {
                 failed_hop(&mut card_hop, &e);
-                if sw_hop.changed || reached(&sw_hop.progress) {
+                // Check mode sent nothing to the switch: nothing to restore.
+                if !req.check && (sw_hop.changed || reached(&sw_hop.progress)) {
                     self.restore(
                         &mut sw_hop,
                         &mut sw,
@@ -295,6 +303,8 @@ impl Job<'_> {
         let port = req.ports[0].port.clone();
         let mut card_hop = Hop::new("card", card, card_platform, req.op, &port);
         let mut sw_hop = Hop::new("uplink", switch, sw_platform, Op::DetachPort, &up.port);
+        card_hop.check = req.check;
+        sw_hop.check = req.check;
         if self.report.dry_run {
             self.dry_hop(&mut card_hop, card, card_platform, card_prepared)?;
             sw_hop.skipped = Some(format!(
@@ -726,11 +736,22 @@ impl Job<'_> {
                 format!("{} {} {}: {}", h.name, h.device, h.port, h.msg)
             }
         };
+        if req.check {
+            let would = self.report.changed;
+            self.how_extra.insert("check".into(), json!(true));
+            self.how_extra.insert("would_change".into(), json!(would));
+        }
         let Some(err) = failure else {
             self.report.msg = format!(
-                "{} on {} applied in two hops: {}",
+                "{}{} on {} {} in two hops: {}",
+                if req.check { "check: " } else { "" },
                 req.op.name(),
                 card.map(|c| c.device.as_str()).unwrap_or_default(),
+                if req.check {
+                    "predicted (nothing sent)"
+                } else {
+                    "applied"
+                },
                 hops.iter().map(describe).collect::<Vec<_>>().join("; ")
             );
             return Ok(());
@@ -813,6 +834,7 @@ fn uplink_request(
         vlan: Some(vlan),
         mode: Some("trunk".into()),
         verify: card_req.verify_asked,
+        check: card_req.check.then_some(true),
         ..meta_raw(card_req)
     };
     let mut r = Request::from_raw(raw)?;
