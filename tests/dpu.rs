@@ -3,6 +3,7 @@
 //! simulated Cisco IOS switch (`leaf`, `mercury-sim`). Every step asserts both devices'
 //! state — the simulator's state file and OVSDB read with the harness's own ovs-vsctl — not
 //! only exit codes.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 #[path = "common/ovs.rs"]
