@@ -87,7 +87,7 @@ impl Hop {
             "msg": self.msg,
             "lines": self.commands.iter().map(|c| c.input.clone()).collect::<Vec<_>>(),
             "round_trips": self.round_trips,
-            "partial": reached(&self.progress).then(|| self.progress.clone()),
+            "progress": reached(&self.progress).then(|| self.progress.clone()),
             "data": self.data,
             "restore": self.restore,
             "skipped": self.skipped,
@@ -115,7 +115,8 @@ impl Hop {
             "msg": self.msg,
             "changed": self.changed && !self.check,
             "would_change": self.check.then_some(self.changed),
-            "partial": reached(&self.progress).then(|| self.progress.clone()),
+            "partial": (self.failed.is_some() && reached(&self.progress))
+                .then(|| self.progress.clone()),
             "lines": self.commands.iter().map(|c| c.input.clone()).collect::<Vec<_>>(),
             "round_trips": self.round_trips,
             "device_contacted": self.contacted,
