@@ -6,12 +6,6 @@
 //! fields of a port are derived from its columns: `vlan_mode=access` or a tag
 //! only → access; `trunk` → allowed = trunks; `native-*` → trunk with native =
 //! tag.
-//!
-//! `--format=json` with `--columns=...` on `list` and `find` (condition `name=VALUE`
-//! only) prints each table as ovs-vsctl does (`{"data": [...], "headings": [...]}`, sets as
-//! `["set", [...]]` or the bare atom, maps as `["map", [[k, v]...]]`, references as
-//! `["uuid", U]`), and rows may be addressed by UUID: every Bridge, Port and Interface row
-//! has a stable UUID derived from its table and name (the `_uuid` column).
 
 use crate::cli::{unmodelled, Out};
 use crate::model::{Config, DeviceState, OvsPort, Port};
@@ -201,7 +195,11 @@ fn is_uuid(rec: &str) -> bool {
     rec.len() == 36 && rec.chars().all(|c| c.is_ascii_hexdigit() || c == '-')
 }
 
-/// `list TABLE [REC...]` / `find TABLE name=VALUE` with `--format=json`.
+/// `list TABLE [REC...]` / `find TABLE name=VALUE` (the only condition modelled) with
+/// `--format=json` and `--columns=...`: each table as ovs-vsctl prints it (`{"data": [...],
+/// "headings": [...]}`, sets as `["set", [...]]` or the bare atom, maps as `["map", [[k, v]
+/// ...]]`, references as `["uuid", U]`). Every Bridge, Port and Interface row has a stable
+/// UUID derived from its table and name ([`row_uuid`]), and rows may be addressed by it.
 fn json_table(cfg: &Config, a: &[&str], columns: Option<&[String]>) -> Result<Value, String> {
     let (verb, table, args) = match a {
         [verb, table, args @ ..] => (*verb, *table, args),
