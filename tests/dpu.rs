@@ -227,6 +227,29 @@ fn a_second_server_on_another_vlan_adds_it_beside_the_vlans_others_use() {
 }
 
 #[test]
+fn a_replug_with_another_vlan_moves_the_uplink_to_it_unless_another_port_keeps_the_old_one() {
+    let ovs = ovs_or_skip!();
+    let lab = lab(&ovs, "", "");
+    trunk(&lab, "110");
+    // Provisioning network, then the tenant network: a re-plug, no unplug between.
+    plug(&lab, "pf0vf1", "vif-a", 120, NODE_A).expect(0);
+    assert_eq!(uplink(&lab), ("trunk".into(), vec![110, 120]));
+    let v = plug(&lab, "pf0vf1", "vif-a", 130, NODE_A).expect(0);
+    assert_eq!(ovs.get("Port", "pf0vf1", "tag"), "130");
+    assert_eq!(uplink(&lab), ("trunk".into(), vec![110, 130]), "{v}");
+    assert_eq!(
+        hop(&v, "uplink")["released"],
+        serde_json::json!([120]),
+        "{v}"
+    );
+    // With B on 130 too, A moving back to 120 leaves 130 where B needs it.
+    plug(&lab, "pf0vf2", "vif-b", 130, NODE_B).expect(0);
+    let v = plug(&lab, "pf0vf1", "vif-a", 120, NODE_A).expect(0);
+    assert_eq!(uplink(&lab), ("trunk".into(), vec![110, 120, 130]), "{v}");
+    assert_eq!(hop(&v, "uplink")["released"], serde_json::json!([]), "{v}");
+}
+
+#[test]
 fn a_bridge_the_policy_refuses_is_refused_before_either_device_is_contacted() {
     let ovs = ovs_or_skip!();
     let lab = lab(&ovs, "", "");

@@ -55,6 +55,8 @@ struct Hop {
     skipped: Option<String>,
     /// Check mode: read and predicted, nothing sent.
     check: bool,
+    /// After a re-plug: the VLANs taken off the uplink because no port uses them any more.
+    released: Vec<u16>,
 }
 
 impl Hop {
@@ -92,6 +94,7 @@ impl Hop {
             "restore": self.restore,
             "skipped": self.skipped,
             "check": self.check,
+            "released": self.released,
         })
     }
 
@@ -267,9 +270,14 @@ impl Job<'_> {
         sw_hop.warnings.extend(sw_done.warnings.clone());
 
         // Hop 2: the card.
-        let card_result = self.card_step(&mut card_hop, card, card_platform, card_prepared);
+        let card_result = self.card_step(&mut card_hop, card, card_platform, card_prepared, vlan);
         let failure = match card_result {
-            Ok(()) => None,
+            Ok(stale) => {
+                if !stale.is_empty() && !req.check {
+                    self.release_stale(&mut sw_hop, &mut sw, switch, sw_platform, &stale, req);
+                }
+                None
+            }
             Err(e) => {
                 failed_hop(&mut card_hop, &e);
                 // Check mode sent nothing to the switch: nothing to restore.
@@ -353,7 +361,17 @@ impl Job<'_> {
                 return self.conclude(req, vec![card_hop, sw_hop], Some(e));
             }
         };
-        let (remove, why_kept) = vlans_to_remove(&plugged, &port);
+        let (mut remove, mut why_kept) = vlans_to_remove(&plugged, &port);
+        // The idle VLANs (the card's, the switch's) are never Mercury's to take off the
+        // uplink: they may be its native or management VLAN.
+        let idle = [card.default_vlan, switch.default_vlan];
+        if remove.iter().any(|v| idle.contains(&Some(*v))) {
+            remove.retain(|v| !idle.contains(&Some(*v)));
+            if remove.is_empty() {
+                why_kept =
+                    "the representor carried only the idle VLAN, which stays on the uplink".into();
+            }
+        }
         card_hop.vlans = plugged
             .get(&port)
             .cloned()
@@ -458,7 +476,8 @@ impl Job<'_> {
         card: &Device,
         platform: &Platform,
         prepared: &dyn Prepared,
-    ) -> Result<(), Error> {
+        vlan: Vlan,
+    ) -> Result<Vec<Vlan>, Error> {
         let (secrets, settings) = session_settings(card, card.save_config)?;
         let mut live = self.connect(hop, card, platform, &secrets, &settings)?;
         let scope = self.scope.clone();
@@ -470,6 +489,28 @@ impl Job<'_> {
         if let Err(e) = &done {
             failed_hop(hop, e);
         }
+        // A representor Mercury had plugged with other VLANs (a re-plug, e.g. provisioning
+        // → tenant): those no port on the card carries any more can leave the uplink.
+        let mut stale = Vec::new();
+        if let Ok(d) = &done {
+            let old = replugged_from(&d.data, &hop.port, vlan);
+            if !old.is_empty() {
+                match prepared.plugged(&mut live.session, live.deadline) {
+                    Some((t, Ok(plugged))) => {
+                        hop.absorb(t);
+                        stale = unused(&plugged, &old);
+                        stale.retain(|v| Some(*v) != card.default_vlan);
+                    }
+                    Some((t, Err(e))) => {
+                        hop.absorb(t);
+                        hop.warnings.push(format!(
+                            "VLAN(s) {old:?} the representor carried before may stay on the uplink: the card could not be read after the plug: {e}"
+                        ));
+                    }
+                    None => {}
+                }
+            }
+        }
         self.close(hop, live);
         let done = done?;
         hop.changed = done.changed;
@@ -478,8 +519,65 @@ impl Job<'_> {
         hop.warnings.extend(done.warnings);
         match hop.failed {
             Some(kind) => Err(Error::Decided(kind, hop.msg.clone())),
-            None => Ok(()),
+            None => Ok(stale),
         }
+    }
+
+    /// After a re-plug: takes off the uplink the VLANs the representor carried before and
+    /// no port Mercury plugged on the card carries now. Housekeeping: a refusal or a failure
+    /// is a warning (the plug itself is done), and `data.hops[0].released` says what came
+    /// off.
+    #[allow(clippy::too_many_arguments)]
+    fn release_stale(
+        &mut self,
+        hop: &mut Hop,
+        live: &mut Live,
+        switch: &Device,
+        platform: &Platform,
+        stale: &[Vlan],
+        req: &Request,
+    ) {
+        let scope = self.scope.clone();
+        let guard =
+            |r: &[Removal]| policy::check_removals(switch, scope.as_ref(), "detach_port", r);
+        let mut released = Vec::new();
+        for v in stale.iter().filter(|v| Some(**v) != switch.default_vlan) {
+            let prepared = uplink_request(Op::DetachPort, switch, platform, &hop.port, *v, req)
+                .and_then(|r| {
+                    policy::check(&r, switch, self.scope.as_ref())?;
+                    Ok(driver::for_platform(platform).prepare(&r, switch, platform)?)
+                });
+            let prepared = match prepared {
+                Ok(p) => p,
+                Err(e) => {
+                    hop.warnings.push(format!(
+                        "VLAN {v} (the representor's before the re-plug) stays on the uplink {} {}: {e}",
+                        switch.name, hop.port
+                    ));
+                    continue;
+                }
+            };
+            let applied = prepared.apply(&mut live.session, live.deadline, &guard);
+            hop.absorb(applied.transcript);
+            hop.progress.append(applied.progress);
+            match applied.result.map_err(Error::from).and_then(drift_fails) {
+                Ok(done) => {
+                    hop.changed |= done.changed;
+                    released.push(v.get());
+                }
+                Err(e) => hop.warnings.push(format!(
+                    "VLAN {v} (the representor's before the re-plug) may stay on the uplink {} {}: {e}",
+                    switch.name, hop.port
+                )),
+            }
+        }
+        if !released.is_empty() {
+            hop.msg = format!(
+                "{}; VLAN(s) {released:?} no port on the card uses any more taken off",
+                hop.msg
+            );
+        }
+        hop.released = released;
     }
 
     /// Puts the switch port back to the state read before the plug: the VLAN taken off a
@@ -918,6 +1016,50 @@ fn same_l2(a: &PortState, b: &PortState) -> bool {
         && a.access_vlan == b.access_vlan
         && a.native_vlan == b.native_vlan
         && a.allowed_vlans == b.allowed_vlans
+}
+
+/// The VLANs a port Mercury had plugged carried before this plug, other than `vlan` (from
+/// the card driver's `data.ports[0].before`); empty for a new port or one not Mercury's.
+fn replugged_from(data: &serde_json::Value, port: &str, vlan: Vlan) -> BTreeSet<u16> {
+    let Some(before) = data["ports"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["port"] == port))
+        .map(|p| &p["before"])
+        .filter(|b| b.is_object())
+    else {
+        return BTreeSet::new();
+    };
+    if before["external_ids"][crate::driver::ovsdb::PLUGGED_BY] != "mercury" {
+        return BTreeSet::new();
+    }
+    let as_u16 = |v: &serde_json::Value| v.as_u64().and_then(|x| u16::try_from(x).ok());
+    before["tag"]
+        .as_u64()
+        .and_then(|x| u16::try_from(x).ok())
+        .into_iter()
+        .chain(
+            before["trunks"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(as_u16),
+        )
+        .filter(|v| *v != vlan.get() && *v != crate::verify::parse::ovsdb::DEAD_VLAN)
+        .collect()
+}
+
+/// Of `old`, the VLANs no port in `plugged` carries (none when one carries every VLAN).
+fn unused(plugged: &Plugged, old: &BTreeSet<u16>) -> Vec<Vlan> {
+    let mut used = BTreeSet::new();
+    for vlans in plugged.values() {
+        match vlans {
+            Some(v) => used.extend(v),
+            None => return Vec::new(),
+        }
+    }
+    old.difference(&used)
+        .filter_map(|v| Vlan::new((*v).into()).ok())
+        .collect()
 }
 
 /// Which of the VLANs `port` carries can come off the uplink: those no other port Mercury
