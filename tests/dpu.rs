@@ -347,6 +347,54 @@ fn a_card_failure_after_the_switch_hop_restores_the_switch_port_exactly() {
 }
 
 #[test]
+fn a_switch_that_refuses_the_uplink_change_leaves_the_card_untouched_and_says_so_on_unplug() {
+    let ovs = ovs_or_skip!();
+    let lab = lab_with(
+        &ovs,
+        &[
+            "--fault",
+            "reject=allowed vlan add 130",
+            "--fault",
+            "reject=allowed vlan remove 120",
+        ],
+        "",
+        "",
+    );
+    trunk(&lab, "110");
+    // Plug: the switch refuses; the card is never contacted.
+    let before_port = lab.port("leaf", UPLINK);
+    let before_card = ovs.dump();
+    let v = plug(&lab, "pf0vf2", "vif-b", 130, NODE_B).expect(1);
+    assert_eq!(lab.port("leaf", UPLINK), before_port, "{v}");
+    assert_eq!(ovs.dump(), before_card, "{v}");
+    assert!(
+        v["msg"]
+            .as_str()
+            .unwrap()
+            .contains("the card dpu-1 was not touched"),
+        "{v}"
+    );
+    assert!(
+        hop(&v, "card")["lines"].as_array().unwrap().is_empty(),
+        "{v}"
+    );
+    // Unplug: the card is unplugged, then the switch refuses to take the VLAN off; the
+    // message says what is left and how to finish it.
+    plug(&lab, "pf0vf1", "vif-a", 120, NODE_A).expect(0);
+    assert_eq!(uplink(&lab), ("trunk".into(), vec![110, 120]));
+    let v = unplug(&lab, "pf0vf1").expect(1);
+    assert!(!ovs.has_port("pf0vf1"), "{v}");
+    assert_eq!(uplink(&lab), ("trunk".into(), vec![110, 120]), "{v}");
+    let msg = v["msg"].as_str().unwrap();
+    assert!(
+        msg.contains("the representor was unplugged from dpu-1"),
+        "{msg}"
+    );
+    assert!(msg.contains("detach-port --device leaf"), "{msg}");
+    assert_eq!(v["changed"], true, "{v}");
+}
+
+#[test]
 fn a_caller_not_allowed_the_vlan_on_the_switch_is_refused_with_nothing_sent() {
     let ovs = ovs_or_skip!();
     let lab = lab(
