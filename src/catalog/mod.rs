@@ -306,6 +306,30 @@ pub struct Platform {
     /// How a port's live configuration is read back (`--verify`, `verify_port`), or why it
     /// cannot be.
     pub verify: Verify,
+    /// How `mercury check --connect` reads whether the idle VLAN exists (`None`: it cannot).
+    pub vlan_check: Option<VlanCheck>,
+}
+
+/// `[platforms.X.check]`, compiled: a read-only listing of the device's VLANs and the line
+/// that shows one exists.
+#[derive(Debug, Clone)]
+pub struct VlanCheck {
+    /// The show line.
+    pub show: String,
+    /// Regex source with `{vlan}` for the id.
+    pub present: String,
+}
+
+impl VlanCheck {
+    /// Whether `output` of [`VlanCheck::show`] lists VLAN `vlan`.
+    pub fn lists(&self, output: &str, vlan: u16) -> bool {
+        regex::Regex::new(&format!(
+            "(?m){}",
+            self.present.replace("{vlan}", &vlan.to_string())
+        ))
+        .map(|r| r.is_match(output))
+        .unwrap_or(false)
+    }
 }
 
 /// The parsers `[platforms.X.verify] parser` may name: one per family of show output
@@ -593,6 +617,14 @@ impl Catalog {
             return Some(k);
         }
         name.strip_prefix("netmiko_").and_then(|n| self.lookup(n))
+    }
+
+    /// `"; did you mean X?"` for the platform name or alias closest to `name`, or empty.
+    pub fn did_you_mean(&self, name: &str) -> String {
+        let names = self.entries.iter().flat_map(|(k, e)| {
+            std::iter::once(k.as_str()).chain(e.raw.aliases.iter().map(String::as_str))
+        });
+        crate::util::suggest::did_you_mean(name, names)
     }
 
     /// The platform called `name` (or an alias of it), compiled on first use. An unknown

@@ -53,6 +53,8 @@ pub struct Submission {
     pub origin: Origin,
     /// Plan only: no lock, no connection, no audit.
     pub dry_run: bool,
+    /// `mercury check --connect`: `Some(devices)` (empty: every device).
+    pub connect: Option<Vec<String>>,
 }
 
 /// How a request reached Mercury, for the audit record: the SSH client (`SSH_CONNECTION`),
@@ -95,7 +97,12 @@ pub fn audit_refusal(
 ) {
     let written = Config::load(config_path)
         .map_err(Error::from)
-        .and_then(|config| Ok(AuditLog::open(&config.audit_log)?))
+        .and_then(|config| {
+            Ok(AuditLog::open(
+                &config.audit_log,
+                config.audit_syslog.as_deref(),
+            )?)
+        })
         .and_then(|mut log| {
             let who = origin.who(None);
             let id = new_request_id();
@@ -108,8 +115,10 @@ pub fn audit_refusal(
                 Some(how),
             ))?)
         });
-    if let Err(e) = written {
-        log::warn!("refusal not audited: {e}");
+    match written {
+        Err(e) => log::warn!("refusal not audited: {e}"),
+        Ok(Some(w)) => log::warn!("{w}"),
+        Ok(None) => {}
     }
 }
 
@@ -190,7 +199,9 @@ pub fn reply(msg: String, format: Format) -> Outcome {
     finish(report, Ok(()), Instant::now(), format)
 }
 
-fn finish(
+/// Ends a run: fills in the request id and elapsed time, records `result`'s error (if any)
+/// in the report, and renders it in `format`.
+pub fn finish(
     mut report: Report,
     result: Result<(), Error>,
     started: Instant,
@@ -231,7 +242,12 @@ fn execute(config_path: &Path, sub: Submission, report: &mut Report) -> Result<(
         let Some(catalog_only) = sub.check else {
             return Err(Error::Internal("no request".into()));
         };
-        return check(&config, &catalog, catalog_only, report);
+        report.op = Some("check".into());
+        let offline = check(&config, &catalog, catalog_only, report);
+        return match &sub.connect {
+            Some(devices) => check::connect(&config, &catalog, devices, report, offline),
+            None => offline,
+        };
     };
     // Part of loading: an uplink the catalog cannot accept is a configuration error.
     let uplinks = resolve::check_uplinks(&config, &catalog);
@@ -250,8 +266,12 @@ fn execute(config_path: &Path, sub: Submission, report: &mut Report) -> Result<(
                 Error::Denied(policy::Denied {
                     rule: "callers".into(),
                     message: format!(
-                        "caller {} is not configured",
-                        crate::request::validate::Escaped(name)
+                        "caller {} is not configured{}",
+                        crate::request::validate::Escaped(name),
+                        crate::util::suggest::did_you_mean(
+                            name,
+                            config.callers.keys().map(String::as_str)
+                        )
                     ),
                 })
             })?,
@@ -647,7 +667,10 @@ impl Job<'_> {
 
     fn open_audit(&mut self) -> Result<&mut AuditLog, Error> {
         if self.audit.is_none() {
-            self.audit = Some(AuditLog::open(&self.config.audit_log)?);
+            self.audit = Some(AuditLog::open(
+                &self.config.audit_log,
+                self.config.audit_syslog.as_deref(),
+            )?);
         }
         self.audit
             .as_mut()
@@ -662,7 +685,8 @@ impl Job<'_> {
             self.why.clone(),
         );
         let log = self.open_audit()?;
-        log.write(&audit::record("started", &id, &who, &what, &why, None))?;
+        let warning = log.write(&audit::record("started", &id, &who, &what, &why, None))?;
+        self.report.warnings.extend(warning);
         self.started_written = true;
         Ok(())
     }
@@ -710,10 +734,13 @@ impl Job<'_> {
                 Some(how),
             ))?)
         });
-        if let Err(e) = written {
-            self.report
+        match written {
+            Err(e) => self
+                .report
                 .warnings
-                .push(format!("audit record not written: {e}"));
+                .push(format!("audit record not written: {e}")),
+            Ok(Some(w)) if !self.report.warnings.contains(&w) => self.report.warnings.push(w),
+            Ok(_) => {}
         }
     }
 }

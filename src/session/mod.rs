@@ -383,6 +383,15 @@ impl<'a> Session<'a> {
         )
     }
 
+    /// The mode the CLI is in, worked out from the last prompt (`None` for exec sessions,
+    /// which have no modes).
+    pub fn mode(&self) -> Option<&str> {
+        match &self.inner {
+            Inner::Cli(s) => Some(s.mode.as_str()),
+            Inner::Exec(_) => None,
+        }
+    }
+
     /// A dry run: nothing is sent, reads answer nothing.
     pub fn is_dry(&self) -> bool {
         self.dry
