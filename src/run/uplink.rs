@@ -57,6 +57,8 @@ struct Hop {
     check: bool,
     /// After a re-plug: the VLANs taken off the uplink because no port uses them any more.
     released: Vec<u16>,
+    /// Its `started` audit record is written (so a `finished` one is due).
+    started: bool,
 }
 
 impl Hop {
@@ -234,12 +236,19 @@ impl Job<'_> {
         }
 
         let _held = self.lock_both(card, switch, sw_platform, card_platform, req)?;
-        self.hops_started(&[&sw_hop, &card_hop])?;
+        self.hops_started(&mut [&mut sw_hop, &mut card_hop])?;
         self.device_contacted = true;
 
         // Hop 1: the switch port facing the card. Its session stays open until the card
         // is done, so that a restore goes out before the save.
-        let (sw_secrets, sw_settings) = session_settings(switch, switch.save_config)?;
+        let (sw_secrets, sw_settings) = match session_settings(switch, switch.save_config) {
+            Ok(s) => s,
+            Err(e) => {
+                failed_hop(&mut sw_hop, &e);
+                card_hop.skipped = Some("the uplink hop failed first".into());
+                return self.conclude(req, vec![sw_hop, card_hop], Some(e));
+            }
+        };
         let mut sw = match self.connect(&mut sw_hop, switch, sw_platform, &sw_secrets, &sw_settings)
         {
             Ok(l) => l,
@@ -324,9 +333,16 @@ impl Job<'_> {
         }
 
         let _held = self.lock_both(card, switch, sw_platform, card_platform, req)?;
-        self.hops_started(&[&card_hop])?;
+        self.hops_started(&mut [&mut card_hop])?;
         self.device_contacted = true;
-        let (card_secrets, card_settings) = session_settings(card, card.save_config)?;
+        let (card_secrets, card_settings) = match session_settings(card, card.save_config) {
+            Ok(s) => s,
+            Err(e) => {
+                failed_hop(&mut card_hop, &e);
+                sw_hop.skipped = Some("the card hop failed first".into());
+                return self.conclude(req, vec![card_hop, sw_hop], Some(e));
+            }
+        };
         let mut live = match self.connect(
             &mut card_hop,
             card,
@@ -432,8 +448,16 @@ impl Job<'_> {
         }
 
         // Hop 2: the uplink.
-        self.hops_started(&[&sw_hop])?;
-        let (sw_secrets, sw_settings) = session_settings(switch, switch.save_config)?;
+        let settings = self
+            .hops_started(&mut [&mut sw_hop])
+            .and_then(|()| session_settings(switch, switch.save_config));
+        let (sw_secrets, sw_settings) = match settings {
+            Ok(s) => s,
+            Err(e) => {
+                failed_hop(&mut sw_hop, &e);
+                return self.conclude(req, vec![card_hop, sw_hop], Some(e));
+            }
+        };
         let mut sw = match self.connect(&mut sw_hop, switch, sw_platform, &sw_secrets, &sw_settings)
         {
             Ok(l) => l,
@@ -749,19 +773,20 @@ impl Job<'_> {
     }
 
     /// The `started` audit records of hops about to touch their devices.
-    fn hops_started(&mut self, hops: &[&Hop]) -> Result<(), Error> {
+    fn hops_started(&mut self, hops: &mut [&mut Hop]) -> Result<(), Error> {
         let (id, who, why) = (
             self.report.request_id.clone(),
             self.who.clone(),
             self.why.clone(),
         );
         let whats: Vec<serde_json::Value> = hops.iter().map(|h| h.what(&self.what)).collect();
-        let log = self.open_audit()?;
-        for what in &whats {
+        for (what, hop) in whats.iter().zip(hops.iter_mut()) {
+            let log = self.open_audit()?;
             log.write(&audit::record("started", &id, &who, what, &why, None))?;
+            hop.started = true;
+            self.started_written = true;
+            self.hops_audited = true;
         }
-        self.started_written = true;
-        self.hops_audited = true;
         Ok(())
     }
 
@@ -777,7 +802,7 @@ impl Job<'_> {
             self.who.clone(),
             self.why.clone(),
         );
-        for h in hops.iter().filter(|h| h.contacted) {
+        for h in hops.iter().filter(|h| h.contacted || h.started) {
             let what = h.what(&self.what);
             let written = self.open_audit().and_then(|log| {
                 Ok(log.write(&audit::record(
