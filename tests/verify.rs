@@ -81,10 +81,17 @@ fn verified(lab: &Lab, ctx: &str, args: &[&str]) -> Value {
     v
 }
 
+/// The port's state after the change; results name ports canonically (`gi1/0/5` on
+/// Sx300, `GigabitEthernet 0/5` on RGOS), whichever spelling the request used.
 fn after<'a>(v: &'a Value, port: &str) -> &'a Value {
+    let catalog = mercury::catalog::Catalog::builtin().unwrap();
+    let platform = catalog
+        .get(v["platform"].as_str().unwrap_or_default())
+        .unwrap();
+    let port = platform.canonical_port(port).unwrap();
     v["data"]["ports"]
         .as_array()
-        .and_then(|a| a.iter().find(|p| p["port"] == port))
+        .and_then(|a| a.iter().find(|p| p["port"] == port.as_str()))
         .map(|p| &p["after"])
         .unwrap_or_else(|| panic!("no port {port} in {v}"))
 }

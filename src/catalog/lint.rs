@@ -154,6 +154,16 @@ fn lint_platform(p: &Platform) -> Vec<String> {
     if uses_noun && !(p.nouns.contains_key("port") && p.nouns.contains_key("lag")) {
         out.push("templates use {noun} but nouns lacks \"port\" or \"lag\"".into());
     }
+    if let Some(t) = &p.port_names {
+        out.extend(t.lint());
+        for (_, canonical) in &t.samples {
+            if !p.port_pattern.is_match(canonical) {
+                out.push(format!(
+                    "port_names.samples: {canonical:?} does not match port_pattern"
+                ));
+            }
+        }
+    }
     if p.network_types.is_empty() {
         out.push("network_types is empty".into());
     }

@@ -16,6 +16,7 @@ use regex::Regex;
 use serde::Deserialize;
 
 mod lint;
+pub mod ports;
 mod prompt;
 mod schema;
 mod table;
@@ -231,8 +232,13 @@ pub struct Platform {
     pub kind: Kind,
     /// What `get_allowed_network_types` answers.
     pub network_types: Vec<String>,
-    /// Port / interface names this platform accepts.
+    /// Canonical port / interface names of this platform (from `port_names` when the
+    /// platform has a table, else `port_pattern` as written).
     pub port_pattern: Regex,
+    /// The platform's interface types, abbreviations and spacing (`[port_names]`), from
+    /// which [`Platform::canonical_port`] works; `None` where names are taken as they are
+    /// (Linux interfaces, OVS ports).
+    pub port_names: Option<ports::PortNames>,
     /// How the LAG interface is named (`Port-channel{lag_id}`).
     pub lag_interface: Option<Template>,
     /// Recognises a LAG interface name and captures its number.
@@ -402,6 +408,88 @@ impl Platform {
     /// Whether the platform carries out `action` (a template, or a driver action).
     pub fn supports(&self, action: &str) -> bool {
         self.templates.contains_key(action) || self.actions.contains(action)
+    }
+
+    /// The platform's canonical name for a port or interface as a caller (or Ironic's LLDP
+    /// data) wrote it: the full type name the device prints, ASCII case folded, the
+    /// platform's spacing (`Et48` → `Ethernet48` on EOS, `Te 0/33` → `TenGigabitEthernet
+    /// 0/33` on OS9). Everything after resolution (policy, lock, audit, rendering) sees only
+    /// this name. A name the platform does not know is refused (exit 65).
+    pub fn canonical_port(&self, typed: &str) -> Result<String, Unsupported> {
+        use ports::NameError;
+        let like = || self.port_examples();
+        let canonical = match &self.port_names {
+            None => typed.to_string(),
+            Some(t) => t.canonical(typed).map_err(|e| {
+                Unsupported(match e {
+                    NameError::NoType => format!(
+                        "invalid port {} for platform {}: expected {}",
+                        crate::request::validate::Escaped(typed),
+                        self.name,
+                        like()
+                    ),
+                    NameError::Space(ty) => format!(
+                        "invalid port {} for platform {}: {ty} takes no space before its number",
+                        crate::request::validate::Escaped(typed),
+                        self.name
+                    ),
+                    NameError::Ambiguous(all) => format!(
+                        "ambiguous port {} for platform {}: it reads as {}",
+                        crate::request::validate::Escaped(typed),
+                        self.name,
+                        all.join(" or ")
+                    ),
+                })
+            })?,
+        };
+        if !self.port_pattern.is_match(&canonical) {
+            return Err(Unsupported(format!(
+                "invalid port {} for platform {}: expected {}",
+                crate::request::validate::Escaped(typed),
+                self.name,
+                like()
+            )));
+        }
+        Ok(canonical)
+    }
+
+    /// A configured port glob in the platform's canonical spelling (see
+    /// [`ports::PortNames::canonical_glob`]); unchanged on platforms without a table.
+    pub fn canonical_glob(&self, pattern: &str) -> String {
+        match &self.port_names {
+            Some(t) => t.canonical_glob(pattern),
+            None => pattern.to_string(),
+        }
+    }
+
+    /// What a port name of this platform looks like, for messages.
+    fn port_examples(&self) -> String {
+        match &self.port_names {
+            Some(t) => format!(
+                "an interface type ({}) and its number",
+                t.type_names().join(", ")
+            ),
+            None => format!(
+                "a name like {}",
+                self.port_pattern
+                    .as_str()
+                    .trim_start_matches("^(?:")
+                    .trim_end_matches(")$")
+            ),
+        }
+    }
+
+    /// A canonical port name split into type and number (`{port_type}`, `{port_number}`):
+    /// by the platform's table, else before the first digit.
+    pub fn split_port(&self, port: &str) -> (String, String) {
+        if let Some((t, n)) = self.port_names.as_ref().and_then(|t| t.split(port)) {
+            return (t, n);
+        }
+        let at = port
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(port.len());
+        let (t, n) = port.split_at(at);
+        (t.trim_end().to_string(), n.to_string())
     }
 
     /// `Ok` when the platform carries out `action`, else why not (exit 65).

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use regex::Regex;
 use serde::Deserialize;
 
+use super::ports::{PortNames, RawPortNames};
 use super::prompt::Prompt;
 use super::template::Template;
 use super::*;
@@ -25,7 +26,8 @@ pub(super) struct RawPlatform {
     pub(super) aliases: Vec<String>,
     kind: Kind,
     network_types: Vec<String>,
-    port_pattern: String,
+    port_pattern: Option<String>,
+    port_names: Option<RawPortNames>,
     lag_interface: Option<String>,
     lag_pattern: Option<String>,
     #[serde(default)]
@@ -153,13 +155,21 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
     let login_mode = r.login_mode.clone().unwrap_or_else(|| first_mode.clone());
     let config_mode = r.config_mode.clone().unwrap_or_else(|| login_mode.clone());
     let save_mode = r.save_mode.clone().unwrap_or_else(|| login_mode.clone());
+    // The canonical names a port table produces are the platform's port names; an explicit
+    // port_pattern (platforms without a table: Linux and OVS names) says the same directly.
+    let port_pattern = match (&r.port_pattern, &r.port_names) {
+        (Some(p), _) => p.clone(),
+        (None, Some(t)) => t.canonical_pattern(),
+        (None, None) => return Err("neither port_pattern nor port_names".into()),
+    };
     Ok(Platform {
         name: name.to_string(),
         description: r.description.clone(),
         aliases: r.aliases.clone(),
         kind: r.kind,
         network_types: r.network_types.clone(),
-        port_pattern: regex("port_pattern", &format!("^(?:{})$", r.port_pattern))?,
+        port_pattern: regex("port_pattern", &format!("^(?:{port_pattern})$"))?,
+        port_names: r.port_names.as_ref().map(PortNames::compile).transpose()?,
         lag_interface: r
             .lag_interface
             .as_deref()

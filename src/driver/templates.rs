@@ -496,11 +496,8 @@ fn render_action(
 fn lookup<'a>(platform: &'a Platform, vars: &'a Vars) -> impl Fn(&str) -> Option<String> + 'a {
     move |name: &str| {
         if let (Some(port), "port_type" | "port_number") = (vars.get("port"), name) {
-            let split = port
-                .find(|c: char| c.is_ascii_digit())
-                .unwrap_or(port.len());
-            let (kind, number) = port.split_at(split);
-            return Some(if name == "port_type" { kind } else { number }.to_string());
+            let (kind, number) = platform.split_port(port);
+            return Some(if name == "port_type" { kind } else { number });
         }
         let value = vars.get(name)?;
         if name == "vlans" {

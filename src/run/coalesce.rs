@@ -176,15 +176,15 @@ impl Job<'_> {
         platform: &Platform,
     ) -> Served {
         let prepared = (|| -> Result<_, Error> {
-            let req = Request::from_raw(entry.request.clone())?;
-            let (d, _) = resolve::resolve(&req, self.config, self.catalog)?;
+            let mut req = Request::from_raw(entry.request.clone())?;
+            let (d, p) = resolve::resolve(&mut req, self.config, self.catalog)?;
             if d.name != device.name {
                 return Err(Error::Internal(format!(
                     "spooled request {} names device {}, not {}",
                     entry.request_id, d.name, device.name
                 )));
             }
-            policy::check(&req, device, None)?;
+            policy::check(&req, device, p, None)?;
             Ok(driver::for_platform(platform).prepare(&req, device, platform)?)
         })();
         match prepared {

@@ -272,7 +272,7 @@ struct Job<'a> {
 
 impl Job<'_> {
     fn handle(&mut self, raw: RawRequest) -> Result<(), Error> {
-        let req = Request::from_raw(raw.clone())?;
+        let mut req = Request::from_raw(raw.clone())?;
         self.report.op = Some(req.op.name().to_string());
         if self.report.request_id.is_empty() {
             self.report.request_id = new_request_id();
@@ -299,9 +299,14 @@ impl Job<'_> {
             Op::IsLinkValid => return self.is_link_valid(&req),
             _ => {}
         }
-        let (device, platform) = resolve::resolve(&req, self.config, self.catalog)?;
+        let (device, platform) = resolve::resolve(&mut req, self.config, self.catalog)?;
         self.report.device = Some(device.name.clone());
         self.report.platform = Some(platform.name.clone());
+        // From here on every port name is the platform's canonical one (audit included).
+        self.what["ports"] = json!(req.port_names());
+        if let Some(lag) = &req.lag {
+            self.what["lag"] = json!(lag);
+        }
         self.what["device"] = json!(device.name);
         self.what["platform"] = json!(platform.name);
         if let Some(s) = &self.scope {
@@ -316,7 +321,7 @@ impl Job<'_> {
             );
             return Ok(());
         }
-        policy::check(&req, device, self.scope.as_ref())?;
+        policy::check(&req, device, platform, self.scope.as_ref())?;
         transport::fits(device, platform.kind.channel())?;
         let prepared = driver::for_platform(platform).prepare(&req, device, platform)?;
         self.report.warnings.extend(prepared.warnings());

@@ -32,7 +32,8 @@ impl Job<'_> {
     }
 
     pub(super) fn is_link_valid(&mut self, req: &Request) -> Result<(), Error> {
-        let verdict = match resolve::resolve(req, self.config, self.catalog) {
+        let mut req = req.clone();
+        let verdict = match resolve::resolve(&mut req, self.config, self.catalog) {
             Ok((device, platform)) => {
                 self.report.device = Some(device.name.clone());
                 self.report.platform = Some(platform.name.clone());
@@ -44,7 +45,7 @@ impl Job<'_> {
                     .and_then(|_| {
                         req.port_names()
                             .iter()
-                            .try_for_each(|p| policy::check_port(device, p))
+                            .try_for_each(|p| policy::check_port(device, platform, p))
                     })
                     .map_err(|e| e.to_string())
             }
@@ -65,7 +66,8 @@ impl Job<'_> {
         let smartnic = req.kind.is_smartnic.unwrap_or(false);
         let platform = match req.target_reference() {
             Some(_) => {
-                let (device, platform) = resolve::resolve(req, self.config, self.catalog)?;
+                let mut req = req.clone();
+                let (device, platform) = resolve::resolve(&mut req, self.config, self.catalog)?;
                 self.report.device = Some(device.name.clone());
                 self.report.platform = Some(platform.name.clone());
                 Some(platform)
