@@ -98,6 +98,16 @@ fn lint_platform(p: &Platform) -> Vec<String> {
             out.push(format!("own_context.{action}: not a port action"));
         }
     }
+    if let Some(end) = &p.end_of_options {
+        if p.kind != Kind::Exec {
+            out.push("end_of_options: only exec platforms pass values as arguments".into());
+        }
+        if !end.starts_with('-') || end.contains(char::is_whitespace) {
+            out.push(format!(
+                "end_of_options {end:?}: expected one option-like word (`--`)"
+            ));
+        }
+    }
     if p.kind == Kind::Exec && p.templates.contains_key("port_enter") {
         out.push("exec platforms have no port context (port_enter)".into());
     }

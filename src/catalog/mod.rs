@@ -146,6 +146,10 @@ pub const ACTIONS: &[(&str, &[&str])] = &[
     ("unplug", &["port", "bridge"]),
 ];
 
+/// Template variables whose values come from the catalog itself, never from a request
+/// (`{lacp_mode}` may well be an option such as `--static`).
+pub const CATALOG_VARS: &[&str] = &["lacp_mode", "noun"];
+
 /// Actions a port-context template runs in (wrapped by `port_enter` / `port_exit`, unless
 /// the platform lists them in `own_context`).
 pub const PORT_ACTIONS: &[&str] = &[
@@ -198,6 +202,17 @@ pub struct Response {
     pub answer: String,
     /// Send a newline after the answer (false for pagers that take one key).
     pub newline: bool,
+}
+
+/// Output meaning the intended state already holds, optionally only after certain lines:
+/// SONiC's `Error: Vlan130 does not exist` is "already done" for `config vlan del 130`, but
+/// a refusal for `config vlan member add 130 Ethernet20`.
+#[derive(Debug, Clone)]
+pub struct Idempotent {
+    /// An output line that says so.
+    pub output: Regex,
+    /// The lines it applies to (`None`: every line).
+    pub line: Option<Regex>,
 }
 
 /// How a VLAN list is written on this platform.
@@ -298,12 +313,17 @@ pub struct Platform {
     pub native_is_access: bool,
     /// Output lines that mean the intended state already holds (`is already a member`):
     /// a line whose failure carries one of these counts as done.
-    pub idempotent: Vec<Regex>,
+    pub idempotent: Vec<Idempotent>,
     /// Remarks for people, shown in the supported-platforms table.
     pub notes: Vec<String>,
     /// `{noun}` for a physical port (`port`) and for a LAG interface (`lag`), on platforms
     /// whose commands name the object kind (NCLU `net add interface X` / `net add bond X`).
     pub nouns: BTreeMap<String, String>,
+    /// Exec platforms: the argument that ends option parsing for the platform's tool (`--`
+    /// for click's `config`). A value rendered as an argument that starts with `-` is taken
+    /// only after it; without it (or before it) such a value is refused (exit 65), so a
+    /// description `--help` can never reach a tool as an option.
+    pub end_of_options: Option<String>,
     /// How a port's live configuration is read back (`--verify`, `verify_port`), or why it
     /// cannot be.
     pub verify: Verify,
@@ -408,6 +428,16 @@ impl Platform {
     /// Whether the platform carries out `action` (a template, or a driver action).
     pub fn supports(&self, action: &str) -> bool {
         self.templates.contains_key(action) || self.actions.contains(action)
+    }
+
+    /// The patterns of `idempotent` that apply after `line` (those without a `line`
+    /// condition and those whose condition the line matches).
+    pub fn idempotent_for(&self, line: &str) -> Vec<Regex> {
+        self.idempotent
+            .iter()
+            .filter(|i| i.line.as_ref().is_none_or(|l| l.is_match(line)))
+            .map(|i| i.output.clone())
+            .collect()
     }
 
     /// The platform's canonical name for a port or interface as a caller (or Ironic's LLDP

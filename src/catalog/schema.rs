@@ -73,12 +73,22 @@ pub(super) struct RawPlatform {
     #[serde(default)]
     native_is_access: bool,
     #[serde(default)]
-    idempotent: Vec<String>,
+    idempotent: Vec<RawIdempotent>,
     #[serde(default)]
     nouns: BTreeMap<String, String>,
+    end_of_options: Option<String>,
     #[serde(default)]
     notes: Vec<String>,
     verify: Option<RawVerify>,
+}
+
+/// An idempotent pattern: output alone, or output after a line matching `line` (the same
+/// message can mean "already done" for one command and "refused" for another).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawIdempotent {
+    Output(String),
+    After { output: String, line: String },
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -230,9 +240,19 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
         idempotent: r
             .idempotent
             .iter()
-            .map(|s| regex("idempotent", s))
-            .collect::<Result<_, _>>()?,
+            .map(|i| match i {
+                RawIdempotent::Output(s) => Ok(Idempotent {
+                    output: regex("idempotent", s)?,
+                    line: None,
+                }),
+                RawIdempotent::After { output, line } => Ok(Idempotent {
+                    output: regex("idempotent", output)?,
+                    line: Some(regex("idempotent.line", line)?),
+                }),
+            })
+            .collect::<Result<_, String>>()?,
         nouns: r.nouns.clone(),
+        end_of_options: r.end_of_options.clone(),
         notes: r.notes.clone(),
         verify: compile_verify(r.verify.as_ref())?,
     })

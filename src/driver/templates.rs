@@ -524,16 +524,46 @@ fn render_line(platform: &Platform, t: &Template, vars: &Vars) -> Result<Line, U
         Kind::Exec | Kind::Ovsdb => {
             // Tokenise the template, not the rendered text: a value with a space stays one
             // argument, and no value can add an argument or reach a shell unquoted.
-            let argv: Vec<String> = t
-                .source_tokens()
+            let tokens = t.source_tokens();
+            let argv: Vec<String> = tokens
                 .iter()
                 .map(|tok| tok.render(&look).map_err(unknown))
                 .collect::<Result<_, _>>()?;
+            refuse_options(platform, &tokens, &argv)?;
             Ok(Line::exec(
                 argv.into_iter().filter(|a| !a.is_empty()).collect(),
             ))
         }
     }
+}
+
+/// A value from a request that would start an argument with `-` would be read by the
+/// platform's tool as an option (`nv set interface swp5 description --help` prints help and
+/// exits 0, and the change "succeeds"): refused, unless it comes after the tool's
+/// end-of-options word (`end_of_options`, written into the template).
+fn refuse_options(
+    platform: &Platform,
+    tokens: &[Template],
+    argv: &[String],
+) -> Result<(), Unsupported> {
+    let mut ended = false;
+    for (tok, arg) in tokens.iter().zip(argv) {
+        let from_request = tok
+            .vars()
+            .any(|v| !crate::catalog::CATALOG_VARS.contains(&v));
+        if !from_request {
+            ended |= platform.end_of_options.as_deref() == Some(arg.as_str());
+            continue;
+        }
+        if arg.starts_with('-') && !ended {
+            return Err(Unsupported(format!(
+                "value {} would be read as an option by {}'s command line; values starting with '-' are not accepted there",
+                crate::request::validate::Escaped(arg),
+                platform.name
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The platform's show lines for reading `port` back (`[platforms.X.verify] show`), rendered

@@ -231,7 +231,7 @@ impl<'a> CliSession<'a> {
             });
         }
         if let Some(ind) = find_indicator(&self.platform.failures, &output) {
-            if find_indicator(&self.platform.idempotent, &output).is_none() {
+            if find_indicator(&self.platform.idempotent_for(line), &output).is_none() {
                 return Err(SessionError::Rejected {
                     line: line.to_string(),
                     indicator: ind,
