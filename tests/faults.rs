@@ -413,6 +413,7 @@ fn run_case(name: &str, via: Via) {
         Around::AuditUnwritable => std::fs::create_dir(lab.path("audit.log")).unwrap(),
     }
     let sessions_before = sessions_total(&lab);
+    let port_before = port_state(&lab, case.platform);
     let (iface, _) = port_of(case.platform);
     let id = format!("fault-{}", name.replace(' ', "-"));
     let started = Instant::now();
@@ -435,6 +436,74 @@ fn run_case(name: &str, via: Via) {
     // The other process's lock goes with it; what must be free afterwards is Mercury's.
     drop(keep);
     check(case, via, &lab, &r, &id, took, sessions_before);
+    check_truth(case, via, &lab, &r, &id, &port_before);
+}
+
+/// The requested port in the simulator's running and saved configuration.
+fn port_state(lab: &Lab, platform: &str) -> (Value, Value) {
+    let (_, key) = port_of(platform);
+    match state(lab) {
+        Some(s) => (
+            s["running"]["ports"][key].clone(),
+            s["saved"]["ports"][key].clone(),
+        ),
+        None => (Value::Null, Value::Null),
+    }
+}
+
+/// Nothing that changed is ever reported unchanged: the simulator's port before and after
+/// against the result's `changed` and `partial` and the audit record. A port whose running
+/// configuration differs was reported changed; a result that says unchanged left it as it
+/// was; a failure that left the saved configuration behind says `saved: false`; a line
+/// sent without an answer is listed as in flight.
+fn check_truth(case: &Case, via: Via, lab: &Lab, r: &Ran, id: &str, before: &(Value, Value)) {
+    let what = format!("{} over {via:?} (truth)", case.name);
+    let v = r.json();
+    let after = port_state(lab, case.platform);
+    let running_changed = before.0 != after.0;
+    if running_changed {
+        assert_eq!(v["changed"], true, "{what}: the port changed: {v}");
+    }
+    if v["changed"] == false {
+        assert!(!running_changed, "{what}: reported unchanged: {v}");
+    }
+    let partial = &v["partial"];
+    if case.rc != 0 && running_changed {
+        assert_eq!(partial["took_effect"], true, "{what}: {v}");
+        let msg = v["msg"].as_str().unwrap_or_default();
+        assert!(msg.contains("PARTLY APPLIED"), "{what}: {msg}");
+    }
+    if partial["saved"] == false {
+        assert_ne!(after.0, after.1, "{what}: said not saved: {v}");
+    }
+    if matches!(v["error_kind"].as_str(), Some("unreachable" | "temporary"))
+        && partial.get("accepted").is_some()
+    {
+        // The line being sent when the answer stopped coming is in the result, and in the
+        // commands.
+        if let Some(l) = partial["in_flight"].as_str() {
+            assert!(
+                r.inputs().iter().any(|i| i == l),
+                "{what}: in-flight line not in commands: {v}"
+            );
+        }
+    }
+    if matches!(case.around, Around::AuditUnwritable) {
+        return;
+    }
+    let finished = lab
+        .audit()
+        .into_iter()
+        .find(|a| a["request_id"] == id && a["event"] == "finished")
+        .unwrap_or_else(|| panic!("{what}: no finished record"));
+    assert_eq!(
+        finished["how"]["changed"], v["changed"],
+        "{what}: {finished}"
+    );
+    assert_eq!(
+        finished["how"]["partial"], v["partial"],
+        "{what}: {finished}"
+    );
 }
 
 /// Runs the simulator once without faults to create VLAN 120 (Junos refuses to commit a
@@ -697,10 +766,10 @@ fn check_audit(case: &Case, what: &str, lab: &Lab, id: &str, v: &Value) {
             finished["how"]["outcome"] != "ok",
             "{what}: audit says ok: {finished}"
         );
-        // The result and the audit agree on what happened.
+        // The result and the audit agree on what happened (check_truth compares `changed`
+        // with the device).
         assert_eq!(finished["how"]["msg"], v["msg"], "{what}");
         assert_eq!(finished["how"]["error_kind"], v["error_kind"], "{what}");
-        assert_eq!(finished["how"]["changed"], false, "{what}: {finished}");
     }
 }
 

@@ -8,6 +8,8 @@ mod common;
 #[path = "common/ovs.rs"]
 mod ovs_harness;
 
+use std::time::{Duration, Instant};
+
 use common::{Lab, Ran};
 use ovs_harness::lab;
 
@@ -617,4 +619,153 @@ fn a_batch_of_ports_is_one_transaction_and_one_refusal_stops_all() {
     )
     .expect(1);
     assert_eq!(ovs.dump(), before);
+}
+
+/// A dry run is the real path in a session that records: against a card whose ports need
+/// each change (as a dry run assumes: a detach finds the VLAN on an access port),
+/// `--dry-run` shows exactly the lines the real run then sends, in order —
+/// the read, the one transaction, and with `--verify` the read back. (A real run writes an
+/// existing row by the UUID it just read, which a dry run cannot know: it names the row.)
+#[test]
+fn dry_run_lines_are_the_lines_a_real_run_sends() {
+    let ovs = ovs_or_skip!();
+    let lab = lab(
+        &ovs,
+        "default_vlan = 10\nallowed_vlans = [\"10\", \"100-199\"]",
+    );
+    let steps = [
+        format!(
+            r#"{{"op":"plug_port","device":"dpu-7","port":"pf0vf3","vif_id":"vif-1","mac":"aa:bb:cc:dd:ee:01","node_uuid":"{NODE}","vlan":120,"reason":"t"}}"#
+        ),
+        r#"{"op":"update_port","device":"dpu-7","port":"pf0vf3","mode":"trunk","native_vlan":110,"allowed_vlans":"120-121","reason":"t"}"#.into(),
+        r#"{"op":"reset_port","device":"dpu-7","port":"pf0vf3","reason":"t"}"#.into(),
+        r#"{"op":"attach_port","device":"dpu-7","port":"pf0vf3","vlan":130,"reason":"t"}"#.into(),
+        r#"{"op":"detach_port","device":"dpu-7","port":"pf0vf3","vlan":130,"reason":"t","verify":true}"#.into(),
+        r#"{"op":"unplug_port","device":"dpu-7","port":"pf0vf3","reason":"t","verify":true}"#.into(),
+    ];
+    for json in &steps {
+        let dry = lab
+            .mercury(["--format", "json", "--dry-run", "run"])
+            .stdin(json)
+            .run();
+        let dry_v = dry.expect(0);
+        let before = ovs.dump();
+        let real = run(&lab, json);
+        let real_v = real.expect(0);
+        assert_eq!(real_v["changed"], true, "{json}: {real_v}");
+        let by_name = |lines: Vec<String>| -> Vec<String> {
+            let mut out = Vec::new();
+            for l in lines {
+                let words: Vec<String> = l
+                    .split(' ')
+                    .map(|w| {
+                        let uuid = w.len() == 36 && w.chars().filter(|c| *c == '-').count() == 4;
+                        if uuid {
+                            "pf0vf3".to_string()
+                        } else {
+                            w.to_string()
+                        }
+                    })
+                    .collect();
+                out.push(words.join(" "));
+            }
+            out
+        };
+        assert_eq!(
+            dry.inputs(),
+            by_name(real.inputs()),
+            "{json}: {dry_v}\n{real_v}"
+        );
+        assert_ne!(ovs.dump(), before, "{json}");
+    }
+    assert!(!ovs.has_port("pf0vf3"));
+}
+
+/// OVS requests that find the card locked ride the lock holder's session like every other
+/// platform's: the holder reads and writes each waiter's port in its own run, and each
+/// waiter gets its own lines and result.
+#[test]
+fn ovs_requests_coalesce_into_the_lock_holders_run() {
+    let ovs = ovs_or_skip!();
+    // A wrapper that holds every invocation while the gate file exists.
+    let gate = ovs.dir.path().join("gate");
+    let wrapper = ovs.dir.path().join("vsctl-gated");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nwhile [ -e '{}' ]; do sleep 0.02; done\nexec {} \"$@\"\n",
+            gate.display(),
+            ovs.vsctl.display()
+        ),
+    )
+    .unwrap();
+    common::set_mode(&wrapper, 0o755);
+    let lab = lab(&ovs, &format!("ovs_vsctl = [\"{}\"]", wrapper.display()));
+    let plug_child = |port: &str, vlan: u32, id: &str| {
+        lab.mercury(["--format", "json", "run"])
+            .stdin(&format!(
+                r#"{{"op":"plug_port","device":"dpu-7","port":"{port}","vif_id":"vif-{port}","vlan":{vlan},"reason":"burst","request_id":"{id}"}}"#
+            ))
+            .spawn()
+    };
+    std::fs::write(&gate, "").unwrap();
+    let holder = plug_child("pf0vf1", 101, "ovs-1");
+    let lock = lab.path("locks/dpu-7.lock");
+    let t = Instant::now();
+    while !std::fs::read_to_string(&lock)
+        .unwrap_or_default()
+        .contains("ovs-1")
+    {
+        assert!(t.elapsed() < Duration::from_secs(20), "no holder");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let waiters = [
+        ("ovs-2", plug_child("pf0vf2", 102, "ovs-2")),
+        ("ovs-3", plug_child("pf0vf3", 103, "ovs-3")),
+    ];
+    let spooled = || {
+        std::fs::read_dir(lab.path("locks/dpu-7.spool"))
+            .map(|rd| {
+                rd.filter_map(Result::ok)
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".req"))
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    let t = Instant::now();
+    while spooled() < 2 {
+        assert!(t.elapsed() < Duration::from_secs(20), "not spooled");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::fs::remove_file(&gate).unwrap();
+    let h = common::finish(holder).expect(0);
+    assert_eq!(h["data"]["coalesced"]["role"], "holder", "{h}");
+    let mut served: Vec<&str> = h["data"]["coalesced"]["served"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    served.sort();
+    assert_eq!(served, ["ovs-2", "ovs-3"], "{h}");
+    for (id, child) in waiters {
+        let ran = common::finish(child);
+        let v = ran.expect(0);
+        assert_eq!(v["request_id"], id, "{v}");
+        assert_eq!(v["changed"], true, "{v}");
+        assert_eq!(v["data"]["coalesced"]["role"], "waiter", "{v}");
+        assert_eq!(v["data"]["coalesced"]["holder_request_id"], "ovs-1", "{v}");
+        // Its own read and its own transaction, nobody else's.
+        let inputs = ran.inputs();
+        assert_eq!(inputs.len(), 2, "{inputs:?}");
+        let port = format!("pf0vf{}", id.trim_start_matches("ovs-"));
+        assert!(
+            inputs[1].contains(&format!("add-port br-int {port}")),
+            "{inputs:?}"
+        );
+    }
+    for (port, tag) in [("pf0vf1", "101"), ("pf0vf2", "102"), ("pf0vf3", "103")] {
+        assert_eq!(ovs.bridge_of(port), "br-int");
+        assert_eq!(ovs.vlans(port), vlans(tag, "[]", "access"), "{port}");
+    }
 }

@@ -27,7 +27,7 @@ pub use crate::catalog::Unsupported;
 use crate::catalog::{Kind, Platform};
 use crate::config::Device;
 use crate::request::Request;
-use crate::session::{Session, SessionError, Transcript};
+use crate::session::{Progress, Session, SessionError, Transcript};
 
 /// The OVS bridge a port is plugged into when neither the request nor the device names
 /// one (the integration bridge).
@@ -78,6 +78,8 @@ pub struct Applied {
     pub transcript: Transcript,
     /// How it ended.
     pub result: Result<Done, SessionError>,
+    /// How far the change got (what may be in effect when it failed).
+    pub progress: Progress,
 }
 
 /// A request that ran to the end.

@@ -18,7 +18,7 @@ use crate::config::Device;
 use crate::request::vlan::{Vlan, VlanSet};
 use crate::request::{Aggregation, LagSpec, Op, PortChange, PortMode, Request};
 use crate::session::plan::{Line, Plan};
-use crate::session::{Session, SessionError, Transcript};
+use crate::session::{Progress, Session, SessionError, Transcript};
 use crate::verify::{self, Check, PortReport, PortState};
 
 /// Template variables for one action.
@@ -119,14 +119,9 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
             }
         }
         Op::PlugPort | Op::UnplugPort => {
-            let c = req
-                .ports
-                .first()
-                .ok_or_else(|| Unsupported("no port".into()))?;
-            let p = req
-                .plug
-                .as_ref()
-                .ok_or_else(|| Unsupported("no plug".into()))?;
+            let (c, p) = req
+                .plugged()
+                .ok_or_else(|| Unsupported("no port to plug".into()))?;
             let bridge = p
                 .bridge
                 .clone()
@@ -638,10 +633,12 @@ impl Prepared for TemplatePlan<'_> {
 
     fn apply(&self, session: &mut Session, deadline: Instant) -> Applied {
         let mut transcript = Transcript::default();
+        let mut progress = Progress::default();
         let result = match &self.checks {
             None => {
                 let applied = session.apply(&self.plan, deadline);
                 transcript.append(applied.transcript);
+                progress.append(applied.progress);
                 applied.result.map(|()| Done {
                     changed: !self.plan.lines.is_empty(),
                     ..Done::default()
@@ -655,9 +652,15 @@ impl Prepared for TemplatePlan<'_> {
                     },
                 )
             }
-            Some(checks) => self.verified_apply(session, checks, deadline, &mut transcript),
+            Some(checks) => {
+                self.verified_apply(session, checks, deadline, &mut transcript, &mut progress)
+            }
         };
-        Applied { transcript, result }
+        Applied {
+            transcript,
+            result,
+            progress,
+        }
     }
 }
 
@@ -670,6 +673,7 @@ impl TemplatePlan<'_> {
         checks: &[Check],
         deadline: Instant,
         transcript: &mut Transcript,
+        progress: &mut Progress,
     ) -> Result<Done, SessionError> {
         let before = read_states(session, self.platform, checks, deadline, transcript)?;
         let already = before.as_ref().is_some_and(|before| {
@@ -700,6 +704,7 @@ impl TemplatePlan<'_> {
         }
         let applied = session.apply(&self.plan, deadline);
         transcript.append(applied.transcript);
+        progress.append(applied.progress);
         applied.result?;
         let after = read_states(session, self.platform, checks, deadline, transcript)?;
         let (Some(before), Some(after)) = (before, after) else {

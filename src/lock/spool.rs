@@ -127,8 +127,11 @@ pub struct Answer {
     pub rc: u8,
     /// Message for the result.
     pub msg: String,
-    /// The device configuration was changed.
+    /// The device configuration was changed (also on failure, when part of it took effect).
     pub changed: bool,
+    /// A failure after part of the request reached the device: how far it got.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<crate::session::Progress>,
     /// Lines sent for this request (its own, then the shared save on success).
     pub commands: Vec<CommandRecord>,
     /// Round trips of those lines.
@@ -631,6 +634,7 @@ mod tests {
             rc: 0,
             msg: "ok".into(),
             changed: true,
+            partial: None,
             commands: vec![],
             round_trips: 2,
             holder: HolderRef {

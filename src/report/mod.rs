@@ -12,7 +12,7 @@ pub mod exit;
 use serde::Serialize;
 
 use crate::report::exit::ExitKind;
-use crate::session::CommandRecord;
+use crate::session::{CommandRecord, Progress};
 
 /// What the process prints and how it exits.
 #[derive(Debug, Clone)]
@@ -71,6 +71,36 @@ pub struct Report {
     /// with headers, one per port). Absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<serde_json::Value>,
+    /// A request that failed after some of it reached the device: the lines accepted, the
+    /// one refused or in flight, whether the change may be in effect, whether it was saved.
+    /// Absent when nothing reached the device or the request succeeded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Progress>,
+}
+
+/// The sentence added to a failure's message when some of the change reached the device.
+fn partly(p: &Progress) -> String {
+    let mut s = String::new();
+    if p.took_effect {
+        s.push_str(&format!(
+            "; PARTLY APPLIED: {} line(s) took effect",
+            p.accepted.len()
+        ));
+        if let Some(l) = &p.in_flight {
+            s.push_str(&format!(" and {l:?} may have"));
+        }
+        if p.saved == Some(false) {
+            s.push_str(", not saved");
+        }
+        s.push_str(": read the port back (verify-port) and repeat or reset the request");
+    } else if let Some(l) = &p.in_flight {
+        s.push_str(&format!(
+            "; {l:?} was sent without an answer and may have taken effect: read the port back (verify-port)"
+        ));
+    } else if !p.accepted.is_empty() {
+        s.push_str("; nothing was committed");
+    }
+    s
 }
 
 impl Report {
@@ -94,6 +124,20 @@ impl Report {
             round_trips: 0,
             data: serde_json::Value::Null,
             diff: None,
+            partial: None,
+        }
+    }
+
+    /// Records how far a failing request got: `changed` becomes whether any of it may be in
+    /// effect, and `partial` says what (the message says so when the failure is rendered).
+    pub fn note_progress(&mut self, progress: Progress) {
+        let reached = progress.took_effect
+            || progress.in_flight.is_some()
+            || !progress.accepted.is_empty()
+            || progress.saved == Some(false);
+        self.changed |= progress.took_effect;
+        if reached {
+            self.partial = Some(progress);
         }
     }
 
@@ -103,9 +147,19 @@ impl Report {
         self.failed = !self.ok;
         self.rc = kind.code();
         self.error_kind = kind.name();
-        self.msg = msg;
-        if self.failed {
-            self.changed = false;
+        // `changed` stays what the run found: a failure after lines took effect is a change.
+        self.msg = if self.failed {
+            self.failure_message(msg)
+        } else {
+            msg
+        };
+    }
+
+    /// A failure's message, with what reached the device when part of it did.
+    pub fn failure_message(&self, msg: String) -> String {
+        match &self.partial {
+            Some(p) => format!("{msg}{}", partly(p)),
+            None => msg,
         }
     }
 
@@ -202,8 +256,36 @@ mod tests {
         let mut r = Report::new("r1".into());
         r.changed = true;
         r.fail(ExitKind::Temporary, "busy".into());
-        assert!(!r.ok && r.failed && !r.changed);
+        // A failure after the device changed is still a change (Ansible's changed).
+        assert!(!r.ok && r.failed && r.changed);
         assert_eq!((r.rc, r.error_kind), (75, Some("temporary")));
         assert!(r.to_text().starts_with("FAILED"));
+    }
+
+    #[test]
+    fn a_partly_applied_failure_says_so_and_stays_changed() {
+        let mut r = Report::new("r1".into());
+        r.note_progress(Progress {
+            accepted: vec!["interface Gi1/0/7".into(), "undo port default vlan".into()],
+            rejected: Some("port default vlan 130".into()),
+            took_effect: true,
+            ..Progress::default()
+        });
+        r.fail(ExitKind::DeviceRejected, "device rejected".into());
+        assert!(r.changed && r.failed);
+        assert!(
+            r.msg
+                .starts_with("device rejected; PARTLY APPLIED: 2 line(s)"),
+            "{}",
+            r.msg
+        );
+        let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        assert_eq!(v["partial"]["rejected"], "port default vlan 130");
+        // Nothing reached the device: no partial, unchanged.
+        let mut clean = Report::new("r2".into());
+        clean.note_progress(Progress::default());
+        clean.fail(ExitKind::Unreachable, "refused".into());
+        assert!(!clean.changed && clean.partial.is_none());
+        assert_eq!(clean.msg, "refused");
     }
 }

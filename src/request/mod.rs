@@ -721,6 +721,12 @@ impl Request {
         set
     }
 
+    /// A plug / unplug request's representor port and plug values (both present once
+    /// validated); `None` for other operations.
+    pub fn plugged(&self) -> Option<(&PortChange, &Plug)> {
+        Some((self.ports.first()?, self.plug.as_ref()?))
+    }
+
     /// Every port name the request touches (ports, LAG members).
     pub fn port_names(&self) -> Vec<String> {
         let mut out: Vec<String> = self.ports.iter().map(|p| p.port.clone()).collect();

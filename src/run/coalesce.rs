@@ -65,6 +65,8 @@ pub(super) struct Served {
     transcript: Transcript,
     /// Its own outcome (the shared save comes after).
     result: Result<driver::Done, Error>,
+    /// How far its change got.
+    progress: Progress,
 }
 
 impl Job<'_> {
@@ -112,6 +114,7 @@ impl Job<'_> {
         self.report.round_trips = answer.round_trips;
         self.report.changed = answer.changed;
         self.report.msg = answer.msg.clone();
+        self.report.partial = answer.partial.clone();
         self.report.data = json!({"coalesced": {
             "role": "waiter",
             "holder_pid": answer.holder.pid,
@@ -191,12 +194,14 @@ impl Job<'_> {
             Err(e) => Served {
                 transcript: Transcript::default(),
                 result: Err(e),
+                progress: Progress::default(),
             },
             Ok(p) => {
                 let applied = p.apply(session, Instant::now() + device.request_timeout);
                 Served {
                     transcript: applied.transcript,
                     result: applied.result.map_err(Error::Session),
+                    progress: applied.progress,
                 }
             }
         }
@@ -208,23 +213,25 @@ impl Job<'_> {
         &self,
         claim: &Claim,
         served: Served,
-        finish: &Transcript,
+        finish: &Segment,
         shared: &Result<(), (ExitKind, String)>,
         device: &Device,
     ) -> Answer {
         let mut t = served.transcript;
+        let mut progress = served.progress;
         let (result, changed) = match served.result {
-            Err(e) => (Err((e.kind(), e.to_string())), false),
+            Err(e) => (Err((e.kind(), e.to_string())), progress.took_effect),
             Ok(done) => {
                 t.append(Transcript {
-                    commands: finish.commands.clone(),
-                    round_trips: finish.round_trips,
+                    commands: finish.transcript.commands.clone(),
+                    round_trips: finish.transcript.round_trips,
                 });
+                progress.append(finish.progress.clone());
                 let r = match (&done.drift, shared) {
                     (Some(d), _) => Err((ExitKind::DeviceRejected, d.clone())),
                     (None, s) => s.clone(),
                 };
-                (r, done.changed)
+                (r, done.changed || progress.took_effect)
             }
         };
         let (rc, msg) = match result {
@@ -241,11 +248,16 @@ impl Job<'_> {
             ),
             Err((kind, msg)) => (kind.code(), msg),
         };
+        let mut report = Report::new(String::new());
+        if rc != 0 {
+            report.note_progress(progress);
+        }
         Answer {
             request_id: claim.entry.request_id.clone(),
             rc,
             msg,
-            changed: rc == 0 && changed,
+            changed,
+            partial: report.partial,
             commands: t.commands,
             round_trips: t.round_trips,
             holder: HolderRef {

@@ -25,7 +25,7 @@ use crate::report::error::Error;
 use crate::report::exit::ExitKind;
 use crate::report::{Format, Outcome, Report};
 use crate::request::{Op, RawRequest, Request};
-use crate::session::{Session, Settings, Transcript};
+use crate::session::{Progress, Segment, Session, Settings, Transcript};
 use crate::transport;
 
 mod check;
@@ -384,10 +384,12 @@ impl Job<'_> {
         log::info!("{}: connected to {}", self.report.request_id, device.name);
         let (mut session, opened) = Session::open(conn, platform, &settings);
         let mut transcript = opened.transcript;
+        let mut progress = Progress::default();
         let own = match opened.result {
             Ok(()) => {
                 let applied = prepared.apply(&mut session, deadline);
                 transcript.append(applied.transcript);
+                progress = applied.progress;
                 applied.result
             }
             Err(e) => Err(e),
@@ -415,7 +417,7 @@ impl Job<'_> {
         let mut served_ids = Vec::new();
         for (claim, done) in served {
             served_ids.push(claim.entry.request_id.clone());
-            let answer = self.answer_for(&claim, done, &finished.transcript, &shared, device);
+            let answer = self.answer_for(&claim, done, &finished, &shared, device);
             if let Err(e) = claim.answer(&answer) {
                 self.report
                     .warnings
@@ -429,12 +431,20 @@ impl Job<'_> {
         }
         if own.is_ok() {
             transcript.append(finished.transcript);
+            progress.append(finished.progress);
         }
         self.report.commands = transcript.commands;
         self.report.round_trips = transcript.round_trips;
-        let done = own?;
-        finished.result?;
-        self.report_done(&req, device, done)
+        let outcome = own
+            .map_err(Error::from)
+            .and_then(|done| finished.result.map(|()| done).map_err(Error::from));
+        match outcome {
+            Ok(done) => self.report_done(&req, device, done),
+            Err(e) => {
+                self.report.note_progress(progress);
+                Err(e)
+            }
+        }
     }
 
     /// `--dry-run`: the same driver code in a session that records what it would send.
@@ -551,8 +561,9 @@ impl Job<'_> {
             "outcome": if kind == ExitKind::Ok { "ok" } else { "failed" },
             "rc": kind.code(),
             "error_kind": kind.name(),
-            "msg": match result { Ok(()) => self.report.msg.clone(), Err(e) => e.to_string() },
-            "changed": self.report.changed && kind == ExitKind::Ok,
+            "msg": match result { Ok(()) => self.report.msg.clone(), Err(e) => self.report.failure_message(e.to_string()) },
+            "changed": self.report.changed,
+            "partial": self.report.partial,
             "lines": self.report.commands.iter().map(|c| c.input.clone()).collect::<Vec<_>>(),
             "round_trips": self.report.round_trips,
             "device_contacted": self.device_contacted,

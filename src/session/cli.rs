@@ -12,7 +12,9 @@ use std::time::Instant;
 
 use super::clean::Cleaner;
 use super::plan::{Line, Plan};
-use super::{find_indicator, redact, CommandRecord, SessionError, Settings, Transcript};
+use super::{
+    describe_failure, find_indicator, redact, CommandRecord, SessionError, Settings, Transcript,
+};
 use crate::catalog::Platform;
 use crate::transport::{Chunk, Shell, TransportError};
 
@@ -25,7 +27,7 @@ pub(super) struct CliSession<'a> {
     /// `None`: a dry run, recording what would be sent.
     pub(super) shell: Option<Box<dyn Shell>>,
     pub(super) platform: &'a Platform,
-    settings: &'a Settings,
+    pub(super) settings: &'a Settings,
     /// Host name pinned from the login prompt.
     host: Option<String>,
     /// Each mode's prompt with the pinned host written in literally (`None`: the mode's
@@ -35,6 +37,10 @@ pub(super) struct CliSession<'a> {
     /// Deadline of the current part of the session.
     pub(super) deadline: Instant,
     pub(super) transcript: Transcript,
+    /// The current plan's lines and commits the device accepted.
+    pub(super) accepted: Vec<String>,
+    /// The plan line (or commit) being sent when the plan failed.
+    pub(super) failed: Option<String>,
 }
 
 /// What to wait for after a line.
@@ -60,6 +66,8 @@ impl<'a> CliSession<'a> {
             mode: String::new(),
             deadline: settings.deadline,
             transcript: Transcript::default(),
+            accepted: Vec::new(),
+            failed: None,
         }
     }
 
@@ -127,7 +135,11 @@ impl<'a> CliSession<'a> {
 
     fn configure(&mut self, plan: &Plan) -> Result<(), SessionError> {
         for Line { text, .. } in &plan.lines {
-            self.command(text)?;
+            if let Err(e) = self.command(text) {
+                self.failed = Some(text.clone());
+                return Err(e);
+            }
+            self.accepted.push(text.clone());
             if !self.in_config() {
                 return Err(SessionError::UnexpectedMode {
                     line: text.clone(),
@@ -137,7 +149,11 @@ impl<'a> CliSession<'a> {
             }
         }
         for line in &self.platform.commit {
-            self.command(line)?;
+            if let Err(e) = self.command(line) {
+                self.failed = Some(line.clone());
+                return Err(e);
+            }
+            self.accepted.push(line.clone());
         }
         Ok(())
     }
@@ -212,8 +228,18 @@ impl<'a> CliSession<'a> {
             return Ok(String::new());
         };
         log::debug!("{}: send {line:?}", self.settings.device);
-        shell.send(format!("{line}\n").as_bytes())?;
-        let output = self.wait(&Wait { line, secret })?;
+        // The line is recorded even when no answer comes: it may have taken effect.
+        if let Err(e) = shell.send(format!("{line}\n").as_bytes()) {
+            self.record(line, String::new(), started);
+            return Err(e.into());
+        }
+        let output = match self.wait(&Wait { line, secret }) {
+            Ok(o) => o,
+            Err(e) => {
+                self.record(line, String::new(), started);
+                return Err(e);
+            }
+        };
         log::debug!(
             "{}: prompt of mode {} after {} ms",
             self.settings.device,
@@ -230,7 +256,7 @@ impl<'a> CliSession<'a> {
                 indicator: ind,
             });
         }
-        if let Some(ind) = find_indicator(&self.platform.failures, &output) {
+        if let Some(ind) = describe_failure(&self.platform.failures, &output) {
             if find_indicator(&self.platform.idempotent_for(line), &output).is_none() {
                 return Err(SessionError::Rejected {
                     line: line.to_string(),

@@ -4,7 +4,9 @@
 use std::time::Instant;
 
 use super::plan::{Line, Plan};
-use super::{find_indicator, redact, CommandRecord, SessionError, Settings, Transcript};
+use super::{
+    describe_failure, find_indicator, redact, CommandRecord, SessionError, Settings, Transcript,
+};
 use crate::catalog::Platform;
 use crate::transport::{Exec, ExecOutput, TransportError};
 
@@ -18,6 +20,10 @@ pub(super) struct ExecSession<'a> {
     pub(super) transcript: Transcript,
     /// Every abort line of the last failed plan succeeded.
     pub(super) aborted_cleanly: bool,
+    /// The current plan's lines and commits the device accepted.
+    pub(super) accepted: Vec<String>,
+    /// The plan line (or commit) being run when the plan failed.
+    pub(super) failed: Option<String>,
 }
 
 impl ExecSession<'_> {
@@ -25,7 +31,17 @@ impl ExecSession<'_> {
         let p = self.platform;
         let mut lines: Vec<Line> = plan.lines.clone();
         lines.extend(p.commit.iter().map(|l| Line::words(l)));
-        if let Err(e) = lines.iter().try_for_each(|l| self.run_line(l).map(|_| ())) {
+        let run = lines.iter().try_for_each(|l| match self.run_line(l) {
+            Ok(_) => {
+                self.accepted.push(l.text.clone());
+                Ok(())
+            }
+            Err(e) => {
+                self.failed = Some(l.text.clone());
+                Err(e)
+            }
+        });
+        if let Err(e) = run {
             self.aborted_cleanly = true;
             for l in p.abort.iter().map(|l| Line::words(l)) {
                 if self.run_line(&l).is_err() {
@@ -123,7 +139,7 @@ impl ExecSession<'_> {
         if out.status != 0 && !already {
             return Err(judge_status(&out, &line.text, &shown));
         }
-        if let Some(ind) = find_indicator(&self.platform.failures, &shown).filter(|_| !already) {
+        if let Some(ind) = describe_failure(&self.platform.failures, &shown).filter(|_| !already) {
             return Err(SessionError::Rejected {
                 line: line.text.clone(),
                 indicator: ind,

@@ -191,6 +191,73 @@ pub struct Segment {
     pub transcript: Transcript,
     /// How it ended.
     pub result: Result<(), SessionError>,
+    /// What of a plan reached the device (`apply`, `finish`).
+    pub progress: Progress,
+}
+
+/// How far a change got on the device: what the result and the audit record say when a
+/// request fails part-way, so that a half-applied change is never reported as unchanged.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    /// Configuration lines (and commits) the device accepted, in order.
+    pub accepted: Vec<String>,
+    /// The line the device refused (not in effect).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<String>,
+    /// The line sent when the conversation failed without an answer (a timeout, a lost
+    /// connection): it may have taken effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_flight: Option<String>,
+    /// Some change may be in effect on the device: a line accepted on a platform that
+    /// applies each line, or a commit accepted or in flight on one that applies at commit.
+    pub took_effect: bool,
+    /// The save ran and succeeded (`true`), ran and failed (`false`); absent when no save
+    /// was due.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub saved: Option<bool>,
+}
+
+impl Progress {
+    /// Adds a later part's progress (several plans in one request).
+    pub fn append(&mut self, other: Progress) {
+        self.accepted.extend(other.accepted);
+        if other.rejected.is_some() {
+            self.rejected = other.rejected;
+        }
+        if other.in_flight.is_some() {
+            self.in_flight = other.in_flight;
+        }
+        self.took_effect |= other.took_effect;
+        if other.saved.is_some() {
+            self.saved = other.saved;
+        }
+    }
+
+    /// How far a plan got: the lines (and commits) the device accepted, and the one it was
+    /// sent when `result` failed (`None`: the failure came before or between lines).
+    fn of(
+        accepted: Vec<String>,
+        failed: Option<String>,
+        commit: &[String],
+        result: &Result<(), SessionError>,
+    ) -> Progress {
+        let mut p = Progress::default();
+        match (result, failed) {
+            (Ok(()), _) | (Err(_), None) => {}
+            (Err(SessionError::Rejected { .. }) | Err(SessionError::Busy { .. }), Some(l)) => {
+                p.rejected = Some(l)
+            }
+            (Err(_), Some(l)) => p.in_flight = Some(l),
+        }
+        let is_commit = |l: &String| commit.contains(l);
+        p.took_effect = if commit.is_empty() {
+            !accepted.is_empty() || p.in_flight.is_some()
+        } else {
+            accepted.iter().any(is_commit) || p.in_flight.as_ref().is_some_and(is_commit)
+        };
+        p.accepted = accepted;
+        p
+    }
 }
 
 impl Transcript {
@@ -283,6 +350,8 @@ impl<'a> Session<'a> {
                     deadline: settings.deadline,
                     transcript: Transcript::default(),
                     aborted_cleanly: true,
+                    accepted: Vec::new(),
+                    failed: None,
                 }),
                 Ok(()),
             ),
@@ -294,7 +363,14 @@ impl<'a> Session<'a> {
             dry,
         };
         let transcript = session.take_transcript();
-        (session, Segment { transcript, result })
+        (
+            session,
+            Segment {
+                transcript,
+                result,
+                progress: Progress::default(),
+            },
+        )
     }
 
     /// A dry run: nothing is sent, reads answer nothing.
@@ -346,6 +422,7 @@ impl<'a> Session<'a> {
                 result: Err(SessionError::Transport(TransportError::Lost(
                     "the session is unusable after an earlier failure".into(),
                 ))),
+                progress: Progress::default(),
             };
         }
         let result = match &mut self.inner {
@@ -370,7 +447,16 @@ impl<'a> Session<'a> {
             Err(_) => self.healthy = false,
         }
         let transcript = self.take_transcript();
-        Segment { transcript, result }
+        let (accepted, failed) = match &mut self.inner {
+            Inner::Cli(s) => (std::mem::take(&mut s.accepted), s.failed.take()),
+            Inner::Exec(s) => (std::mem::take(&mut s.accepted), s.failed.take()),
+        };
+        let progress = Progress::of(accepted, failed, &self.platform().commit, &result);
+        Segment {
+            transcript,
+            result,
+            progress,
+        }
     }
 
     /// Reads: sends show lines (CLI: in `mode`, default the save mode, leaving configuration
@@ -389,6 +475,7 @@ impl<'a> Session<'a> {
                     result: Err(SessionError::Transport(TransportError::Lost(
                         "the session is unusable after an earlier failure".into(),
                     ))),
+                    progress: Progress::default(),
                 },
                 Vec::new(),
             );
@@ -412,7 +499,14 @@ impl<'a> Session<'a> {
             Err(_) => self.healthy = false,
         }
         let transcript = self.take_transcript();
-        (Segment { transcript, result }, outputs)
+        (
+            Segment {
+                transcript,
+                result,
+                progress: Progress::default(),
+            },
+            outputs,
+        )
     }
 
     /// Leaves configuration mode, saves (when configured and some plan was applied) and
@@ -420,6 +514,7 @@ impl<'a> Session<'a> {
     /// configuration mode.
     pub fn finish(mut self) -> Segment {
         let applied = self.applied;
+        let saving = applied && self.settings().save && !self.platform().save.is_empty();
         let result = match &mut self.inner {
             Inner::Cli(s) => {
                 let r = if applied { s.finish() } else { Ok(()) };
@@ -432,7 +527,29 @@ impl<'a> Session<'a> {
             Inner::Exec(_) => Ok(()),
         };
         let transcript = self.take_transcript();
-        Segment { transcript, result }
+        let progress = Progress {
+            saved: saving.then_some(result.is_ok()),
+            ..Progress::default()
+        };
+        Segment {
+            transcript,
+            result,
+            progress,
+        }
+    }
+
+    fn platform(&self) -> &Platform {
+        match &self.inner {
+            Inner::Cli(s) => s.platform,
+            Inner::Exec(s) => s.platform,
+        }
+    }
+
+    fn settings(&self) -> &Settings {
+        match &self.inner {
+            Inner::Cli(s) => s.settings,
+            Inner::Exec(s) => s.settings,
+        }
     }
 
     fn take_transcript(&mut self) -> Transcript {
@@ -441,6 +558,35 @@ impl<'a> Session<'a> {
             Inner::Exec(s) => std::mem::take(&mut s.transcript),
         }
     }
+}
+
+/// The device's own words for a refusal: the first output line matching a failure
+/// indicator, after the message lines just before it when the indicator is only a summary
+/// (Junos prints `Vlan with vlan-id 130 is not configured` before `error: commit failed`).
+/// Context headers (`[edit ...]`), quoted statements and caret lines are left out.
+pub(crate) fn describe_failure(patterns: &[regex::Regex], output: &str) -> Option<String> {
+    let lines: Vec<&str> = output.lines().map(str::trim).collect();
+    let at = lines
+        .iter()
+        .position(|l| patterns.iter().any(|r| r.is_match(l)))?;
+    let message_like = |l: &&&str| {
+        !l.is_empty()
+            && !l.starts_with('[')
+            && !l.starts_with('\'')
+            && !l.starts_with('"')
+            && l.chars().any(char::is_alphabetic)
+            && !patterns.iter().any(|r| r.is_match(l))
+    };
+    let mut context: Vec<&str> = lines[..at]
+        .iter()
+        .rev()
+        .take_while(message_like)
+        .take(2)
+        .copied()
+        .collect();
+    context.reverse();
+    context.push(lines[at]);
+    Some(context.join(": "))
 }
 
 pub(crate) fn find_indicator(patterns: &[regex::Regex], output: &str) -> Option<String> {

@@ -46,7 +46,7 @@ pub struct Ovs {
     pub dir: tempfile::TempDir,
     ovsdb: Option<Child>,
     vswitchd: Option<Child>,
-    vsctl: PathBuf,
+    pub vsctl: PathBuf,
     appctl: Option<PathBuf>,
 }
 

@@ -42,7 +42,7 @@ use plan::{next_vlans, vlan_commands, VlanChange};
 use crate::driver::{self, Applied, Done, Driver, Summary};
 use crate::request::{Op, PortChange, Request};
 use crate::session::plan::Line;
-use crate::session::{Session, SessionError, Transcript};
+use crate::session::{Progress, Session, SessionError, Transcript};
 use crate::transport::{ExecOutput, TransportError};
 pub use crate::verify::parse::ovsdb::normalised;
 use crate::verify::parse::ovsdb::{
@@ -51,6 +51,8 @@ use crate::verify::parse::ovsdb::{
 use crate::verify::Check;
 
 pub use crate::driver::DEFAULT_BRIDGE;
+/// Said of a write whose exit status was 0 but whose output the catalog calls a failure.
+const COMMITTED: &str = "the transaction is committed in OVSDB";
 /// The `external_ids` keys `plug_port` owns on the representor's Interface row.
 pub const IFACE_IDS: [&str; 4] = ["iface-id", "iface-status", "attached-mac", "node-uuid"];
 /// Shown with `--dry-run`: the real transaction depends on state a dry run does not read.
@@ -138,14 +140,9 @@ pub fn prepare(
     };
     match req.op {
         Op::PlugPort | Op::UnplugPort => {
-            let c = req
-                .ports
-                .first()
-                .ok_or_else(|| Unsupported("no port".into()))?;
-            let p = req
-                .plug
-                .as_ref()
-                .ok_or_else(|| Unsupported("no plug".into()))?;
+            let (c, p) = req
+                .plugged()
+                .ok_or_else(|| Unsupported("no port to plug".into()))?;
             let bridge = p.bridge.clone().unwrap_or_else(|| device_bridge.clone());
             crate::request::validate::simple_name("bridge", &bridge, 15)
                 .map_err(|e| Unsupported(e.0))?;
@@ -286,8 +283,13 @@ impl driver::Prepared for Prepared {
 
     fn apply(&self, session: &mut Session, deadline: Instant) -> Applied {
         let mut transcript = Transcript::default();
-        let result = self.run_in(session, deadline, &mut transcript);
-        Applied { transcript, result }
+        let mut progress = Progress::default();
+        let result = self.run_in(session, deadline, &mut transcript, &mut progress);
+        Applied {
+            transcript,
+            result,
+            progress,
+        }
     }
 }
 
@@ -345,6 +347,7 @@ impl Prepared {
         session: &mut Session,
         deadline: Instant,
         transcript: &mut Transcript,
+        progress: &mut Progress,
     ) -> Result<Done, SessionError> {
         let dry = session.is_dry();
         let mut warnings = Vec::new();
@@ -387,7 +390,24 @@ impl Prepared {
         let changed = plans.iter().any(PortPlan::changed);
         let mut drift = None;
         if let Some(write) = self.write_line(&plans) {
-            let out = self.run(session, &write, true, deadline, transcript)?;
+            // One transaction: committed whole or not at all, unless ovs-vsctl gave up
+            // waiting (--timeout) or the connection failed under it.
+            let out = match self.run(session, &write, true, deadline, transcript) {
+                Ok(out) => out,
+                Err(e) => {
+                    let unknown = !matches!(e, SessionError::Rejected { .. })
+                        || e.to_string().contains(COMMITTED);
+                    if unknown {
+                        progress.in_flight = Some(write.text.clone());
+                        progress.took_effect = true;
+                    } else {
+                        progress.rejected = Some(write.text.clone());
+                    }
+                    return Err(e);
+                }
+            };
+            progress.accepted.push(write.text.clone());
+            progress.took_effect = true;
             session.mark_applied();
             warnings.extend(stderr_warnings(&out.stderr));
             if self.verify {
@@ -523,10 +543,7 @@ impl Prepared {
             return Err(SessionError::Rejected {
                 line: line.text.clone(),
                 indicator: if write {
-                    format!(
-                        "{} (catalog failure indicator; the transaction is committed in OVSDB)",
-                        l.trim()
-                    )
+                    format!("{} (catalog failure indicator; {COMMITTED})", l.trim())
                 } else {
                     l.trim().to_string()
                 },
