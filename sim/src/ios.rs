@@ -43,6 +43,11 @@ pub struct Ios {
     page_len: usize,
     interactive: bool,
     naming: IfNaming,
+    /// An ISL-capable Catalyst (`--model c3560|c3750|c4500|c6500`): trunk encapsulation
+    /// defaults to negotiate, and `switchport mode trunk` is refused until it is set.
+    isl: bool,
+    /// An informational message a command printed (IOS creating a missing access VLAN).
+    notice: std::cell::RefCell<Option<String>>,
     exec_g: Grammar,
     conf_g: Grammar,
     if_g: Grammar,
@@ -180,6 +185,12 @@ impl Ios {
             page_len: 24,
             interactive: env.interactive,
             naming: naming(p),
+            notice: std::cell::RefCell::new(None),
+            isl: p == CiscoIos
+                && env
+                    .model
+                    .as_deref()
+                    .is_some_and(|m| matches!(m, "c3560" | "c3750" | "c4500" | "c6500")),
             exec_g: exec_grammar(p, abbrev),
             conf_g: conf_grammar(p, abbrev),
             if_g: if_grammar(p, abbrev),
@@ -781,8 +792,22 @@ impl Ios {
                     vlan_ranges(l2.allowed, ",", "-")
                 ));
             }
+            let ios = |key: &str| {
+                cfg.extra
+                    .get("ios")
+                    .and_then(|x| x.get(key))
+                    .and_then(|x| x.get(name))
+                    .and_then(|v| v.as_str())
+                    .map(str::to_string)
+            };
+            if let Some(e) = ios("encapsulation") {
+                s.push_str(&format!(" switchport trunk encapsulation {e}\n"));
+            }
             if let Some(m) = l2.mode.as_deref() {
                 s.push_str(&format!(" switchport mode {m}\n"));
+            }
+            if ios("nonegotiate").is_some() {
+                s.push_str(" switchport nonegotiate\n");
             }
         }
         if let Some(l) = lag {
@@ -875,6 +900,7 @@ impl Ios {
                 }
             }
             "paging-off" => self.page_len = 0,
+            "paging-on" => self.page_len = 24,
             "unmodelled" => unmodelled(st, &mode_name, line),
             "submode" => {
                 unmodelled(st, &mode_name, line);
@@ -1022,6 +1048,12 @@ impl Ios {
                 let typed = a.s(0);
                 match self.canon_if(&typed) {
                     Some(n) if cfg.lags.contains_key(&n) => {
+                        if self.p == CiscoIos {
+                            let members = cfg.lags.get(&n).map(|l| l.members.clone());
+                            for m in members.unwrap_or_default() {
+                                cfg.leave_lag_keeping_l2(&m);
+                            }
+                        }
                         cfg.del_lag(&n);
                     }
                     Some(n) if vlan_if_id(&n).is_some() => {
@@ -1082,6 +1114,9 @@ impl Ios {
                     if let Err(msg) = self.if_act(act, &a, t, cfg) {
                         out.fail(msg);
                         return Flow::Continue;
+                    }
+                    if let Some(n) = self.notice.take() {
+                        out.line(n);
                     }
                 }
                 if act == "unmodelled-if" {
@@ -1155,7 +1190,11 @@ impl Ios {
                 return Err("% Error: cannot add a port-channel to a port-channel".into());
             }
             if act == "no-channel-group" {
-                cfg.leave_lag(target);
+                if self.p == CiscoIos {
+                    cfg.leave_lag_keeping_l2(target);
+                } else {
+                    cfg.leave_lag(target);
+                }
             } else {
                 let lag = format!("{lagp}{}", a.num(0));
                 let mode = match a.s(1).as_str() {
@@ -1179,6 +1218,64 @@ impl Ios {
             }
             return Ok(());
         }
+        // Per-port IOS settings the common model does not carry (`extra.ios`): trunk
+        // encapsulation and DTP negotiation.
+        let setting = |cfg: &Config, key: &str| -> Option<String> {
+            cfg.extra
+                .get("ios")
+                .and_then(|x| x.get(key))
+                .and_then(|x| x.get(target))
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        };
+        let set = |cfg: &mut Config, key: &str, value: Option<&str>| {
+            let ios = cfg
+                .extra
+                .entry("ios".to_string())
+                .or_insert(serde_json::json!({}));
+            if let Some(map) = ios.as_object_mut() {
+                let entry = map.entry(key.to_string()).or_insert(serde_json::json!({}));
+                if let Some(m) = entry.as_object_mut() {
+                    match value {
+                        Some(v) => {
+                            m.insert(target.to_string(), serde_json::json!(v));
+                        }
+                        None => {
+                            m.remove(target);
+                        }
+                    }
+                }
+            }
+        };
+        match act {
+            "encapsulation" => {
+                set(cfg, "encapsulation", Some(&a.s(0)));
+                return Ok(());
+            }
+            "no-encapsulation" => {
+                set(cfg, "encapsulation", None);
+                return Ok(());
+            }
+            "nonegotiate" | "no-nonegotiate" => {
+                let dynamic = cfg.ports.get(target).is_some_and(|p| p.mode.is_none());
+                if act == "nonegotiate" && dynamic {
+                    // A port still in `dynamic` mode negotiates; IOS refuses to stop it.
+                    return Err(
+                        "Command rejected: Conflict between 'nonegotiate' and 'dynamic' status."
+                            .into(),
+                    );
+                }
+                set(cfg, "nonegotiate", (act == "nonegotiate").then_some("true"));
+                return Ok(());
+            }
+            "mode" if self.isl && a.s(0) == "trunk" => {
+                let enc = setting(cfg, "encapsulation");
+                if !matches!(enc.as_deref(), Some("dot1q") | Some("isl")) {
+                    return Err("Command rejected: An interface whose trunk encapsulation is \"Auto\" can not be configured to \"trunk\" mode.".into());
+                }
+            }
+            _ => {}
+        }
         let p = self.p;
         let vlan_exists = |cfg: &Config, v: u16| cfg.has_vlan(v);
         let missing_vlan_err = |v: u16| -> String {
@@ -1192,26 +1289,34 @@ impl Ios {
         };
         // Vendors that refuse a VLAN that doesn't exist (others create it).
         let strict_vlans = matches!(p, DellOs10 | ArubaAoscx | DellPowerconnect | MellanoxMlnxos);
-        let check = |cfg: &mut Config, vs: &[u16]| -> Result<(), String> {
+        let check = |cfg: &mut Config, vs: &[u16], access: bool| -> Result<(), String> {
             for v in vs {
                 if !vlan_exists(cfg, *v) {
                     if strict_vlans {
                         return Err(missing_vlan_err(*v));
                     }
-                    if matches!(p, CiscoIos | Ruijie | SupermicroSmis | CiscoS300) {
-                        // IOS creates the VLAN when a port is put into it.
+                    if access && matches!(p, CiscoIos | Ruijie | SupermicroSmis | CiscoS300) {
+                        // IOS creates a missing *access* VLAN and says so (`% Access VLAN
+                        // does not exist. Creating vlan 30`, captures in sim/STATUS.md); a
+                        // trunk's native or allowed VLANs need not exist and are not made.
                         cfg.add_vlan(*v);
+                        if p == CiscoIos {
+                            cfg.vlan_mut(*v).name = format!("VLAN{v:04}");
+                            self.notice.replace(Some(format!(
+                                "% Access VLAN does not exist. Creating vlan {v}"
+                            )));
+                        }
                     }
                 }
             }
             Ok(())
         };
         match act {
-            "access-vlan" => check(cfg, &[a.vlan(0)])?,
+            "access-vlan" => check(cfg, &[a.vlan(0)], true)?,
             "trunk-allowed" | "trunk-allowed-add" | "general-add" | "hybrid-add" => {
-                check(cfg, &a.vlans(0))?
+                check(cfg, &a.vlans(0), false)?
             }
-            "native" | "general-pvid" => check(cfg, &[a.vlan(0)])?,
+            "native" | "general-pvid" => check(cfg, &[a.vlan(0)], false)?,
             _ => {}
         }
         let Some(mut l2) = cfg.l2(target) else {
@@ -1477,10 +1582,10 @@ fn exec_grammar(p: Platform, abbrev: bool) -> Grammar {
             ("write memory", "save"),
             ("configuration write", "save"),
         ]),
+        // SMIS turns paging off in configuration mode (netmiko's smci_smis.py does
+        // `config_mode()`, `set cli pagination off`, `exit_config_mode()`).
         SupermicroSmis => g.extend(&[
             ("terminal length <num:0-512>", "paging-len"),
-            ("set cli pagination off", "paging-off"),
-            ("set cli pagination on", "paging-on"),
             ("write startup-config", "save"),
             ("copy running-config startup-config", "copy-save"),
         ]),
@@ -1571,6 +1676,11 @@ fn conf_grammar(p: Platform, abbrev: bool) -> Grammar {
                 ("no lacp", "unmodelled"),
             ]);
         }
+        SupermicroSmis => g.extend(&[
+            ("vlan <vlans>", "vlan"),
+            ("set cli pagination off", "paging-off"),
+            ("set cli pagination on", "paging-on"),
+        ]),
         ArubaAoscx => g.extend(&[
             ("vlan <vlans>", "vlan"),
             ("interface lag <num:1-256>", "interface-lag"),
@@ -1755,11 +1865,13 @@ fn if_grammar(p: Platform, abbrev: bool) -> Grammar {
             match p {
                 CiscoIos | Ruijie | SupermicroSmis | CiscoS300 => g.extend(&[
                     ("switchport mode dot1q-tunnel|private-vlan", "mode"),
-                    ("switchport nonegotiate", "unmodelled-if"),
+                    ("switchport nonegotiate", "nonegotiate"),
+                    ("no switchport nonegotiate", "no-nonegotiate"),
                     (
                         "switchport trunk encapsulation dot1q|isl|negotiate",
-                        "unmodelled-if",
+                        "encapsulation",
                     ),
+                    ("no switchport trunk encapsulation", "no-encapsulation"),
                     (
                         "switchport trunk allowed vlan except <vlans>",
                         "trunk-allowed-except",

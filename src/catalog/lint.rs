@@ -35,23 +35,38 @@ const REQUIRED_ACTIONS: &[&str] = &[
 fn lint_platform(p: &Platform) -> Vec<String> {
     let mut out = Vec::new();
     // Actions: known, variables allowed, required ones present or declared unsupported.
-    for (action, lines) in &p.templates {
+    let option_templates = p.options.iter().flat_map(|(name, o)| {
+        o.templates.iter().flat_map(move |(value, actions)| {
+            actions
+                .iter()
+                .map(move |(a, l)| (format!("options.{name}.templates.{value}.{a}"), a, l))
+        })
+    });
+    for (what, action, lines) in p
+        .templates
+        .iter()
+        .map(|(a, l)| (format!("templates.{a}"), a, l))
+        .chain(option_templates)
+    {
         let Some((_, allowed)) = ACTIONS.iter().find(|(a, _)| a == action) else {
-            out.push(format!("templates.{action}: unknown action"));
+            out.push(format!("{what}: unknown action"));
             continue;
         };
         for t in lines {
             for v in t.vars() {
                 let derived =
                     matches!(v, "port_type" | "port_number" | "noun") && allowed.contains(&"port");
-                if !allowed.contains(&v) && !derived {
+                if !allowed.contains(&v) && !derived && !p.options.contains_key(v) {
                     out.push(format!(
-                        "templates.{action}: variable {{{v}}} is not available here (known: {})",
+                        "{what}: variable {{{v}}} is not available here (known: {})",
                         allowed.join(", ")
                     ));
                 }
             }
         }
+    }
+    out.extend(p.lint_options());
+    for action in p.templates.keys() {
         if p.unsupported.contains_key(action) {
             out.push(format!("{action}: both templated and declared unsupported"));
         }
@@ -284,6 +299,11 @@ fn lint_modes(p: &Platform) -> Vec<String> {
         }
         if m.parent.is_none() && (!m.enter.is_empty() || !m.exit.is_empty()) {
             out.push(format!("mode {}: enter/exit lines need a parent", m.name));
+        }
+    }
+    if let Some(m) = &p.on_open_mode {
+        if p.mode(m).is_none() {
+            out.push(format!("on_open_mode {m:?} is not a mode"));
         }
     }
     for (what, mode) in [

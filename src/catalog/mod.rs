@@ -16,6 +16,7 @@ use regex::Regex;
 use serde::Deserialize;
 
 mod lint;
+pub mod options;
 pub mod ports;
 mod prompt;
 mod schema;
@@ -280,6 +281,9 @@ pub struct Platform {
     pub temporary_failures: Vec<Regex>,
     /// Lines sent right after login (paging, width).
     pub on_open: Vec<String>,
+    /// The mode `on_open` is typed in, when not the login mode (SMIS turns paging off in
+    /// configuration mode).
+    pub on_open_mode: Option<String>,
     /// Lines that apply the change (Junos commit, NVUE apply); always run.
     pub commit: Vec<String>,
     /// Lines that discard a failed change.
@@ -324,6 +328,14 @@ pub struct Platform {
     /// only after it; without it (or before it) such a value is refused (exit 65), so a
     /// description `--help` can never reach a tool as an option.
     pub end_of_options: Option<String>,
+    /// Ports leaving a deleted LAG keep the L2 settings the LAG gave them (IOS): delete_lag
+    /// resets each ex-member as reset_port would (and restores the idle VLAN).
+    pub lag_delete_resets_members: bool,
+    /// Per-device choices (`[options.NAME]`): default, values, templates per value.
+    pub options: BTreeMap<String, options::DeviceOption>,
+    /// The value of every option (defaults, or a device's after
+    /// [`Platform::with_options`]): the template variables `{NAME}`.
+    pub option_values: BTreeMap<String, String>,
     /// How a port's live configuration is read back (`--verify`, `verify_port`), or why it
     /// cannot be.
     pub verify: Verify,

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use regex::Regex;
 use serde::Deserialize;
 
+use super::options::{DeviceOption, RawOption};
 use super::ports::{PortNames, RawPortNames};
 use super::prompt::Prompt;
 use super::template::Template;
@@ -47,6 +48,7 @@ pub(super) struct RawPlatform {
     temporary_failures: Vec<String>,
     #[serde(default)]
     on_open: Vec<String>,
+    on_open_mode: Option<String>,
     #[serde(default)]
     commit: Vec<String>,
     #[serde(default)]
@@ -77,6 +79,10 @@ pub(super) struct RawPlatform {
     #[serde(default)]
     nouns: BTreeMap<String, String>,
     end_of_options: Option<String>,
+    #[serde(default)]
+    options: BTreeMap<String, RawOption>,
+    #[serde(default)]
+    lag_delete_resets_members: bool,
     #[serde(default)]
     notes: Vec<String>,
     verify: Option<RawVerify>,
@@ -224,6 +230,7 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
             .map(|s| regex("temporary_failure", s))
             .collect::<Result<_, _>>()?,
         on_open: r.on_open.clone(),
+        on_open_mode: r.on_open_mode.clone(),
         commit: r.commit.clone(),
         abort: r.abort.clone(),
         save: r.save.clone(),
@@ -253,6 +260,17 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
             .collect::<Result<_, String>>()?,
         nouns: r.nouns.clone(),
         end_of_options: r.end_of_options.clone(),
+        lag_delete_resets_members: r.lag_delete_resets_members,
+        options: r
+            .options
+            .iter()
+            .map(|(n, o)| DeviceOption::compile(n, o).map(|c| (n.clone(), c)))
+            .collect::<Result<_, _>>()?,
+        option_values: r
+            .options
+            .iter()
+            .map(|(n, o)| (n.clone(), o.default.clone()))
+            .collect(),
         notes: r.notes.clone(),
         verify: compile_verify(r.verify.as_ref())?,
     })

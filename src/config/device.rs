@@ -94,6 +94,10 @@ pub struct Device {
     pub ovs_vsctl: Option<Vec<String>>,
     /// OVS: integration bridge (default `br-int`).
     pub bridge: Option<String>,
+    /// Platform options (`options = { evpn = false, vxlan_interface = "vxlan1" }`): the
+    /// platform's catalog says which it knows, their values and what they change; every
+    /// value is a short word (letters, digits, `. _ - :`), booleans and numbers as text.
+    pub options: BTreeMap<String, String>,
 }
 
 /// The `host_key` value that allows learning an unknown host key (never a changed one).
@@ -281,7 +285,41 @@ pub(super) fn build_device(
         ovs_db: r.ovs_db,
         ovs_vsctl: r.ovs_vsctl,
         bridge: r.bridge,
+        options: options(r.options.unwrap_or_default()).map_err(|m| err("options", m))?,
     })
+}
+
+/// Option values as words: strings, booleans and integers; each one rendered into device
+/// lines only through the catalog, so each is held to the rules of a simple name.
+fn options(raw: BTreeMap<String, toml::Value>) -> Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    for (k, v) in raw {
+        validate::simple_name("option", &k, 64).map_err(|e| e.0)?;
+        let text = match v {
+            toml::Value::String(s) => s,
+            toml::Value::Boolean(b) => b.to_string(),
+            toml::Value::Integer(i) => i.to_string(),
+            other => {
+                return Err(format!(
+                    "{k}: expected a string, boolean or integer, not a {}",
+                    other.type_str()
+                ))
+            }
+        };
+        if !text.starts_with(|c: char| c.is_ascii_alphanumeric())
+            || text.len() > 64
+            || !text
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ':'))
+        {
+            return Err(format!(
+                "{k}: {} is not a short word (a letter or digit, then letters, digits, '.', '_', '-', ':')",
+                validate::Escaped(&text)
+            ));
+        }
+        out.insert(k, text);
+    }
+    Ok(out)
 }
 
 /// Names, aliases and MACs must each identify exactly one device.

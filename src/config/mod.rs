@@ -173,18 +173,21 @@ struct RawSettings {
     ovs_db: Option<String>,
     ovs_vsctl: Option<Vec<String>>,
     bridge: Option<String>,
+    options: Option<BTreeMap<String, toml::Value>>,
 }
 
 macro_rules! merge_fields {
     ($dev:expr, $def:expr, $($f:ident),* $(,)?) => {
-        RawSettings { $($f: $dev.$f.or_else(|| $def.$f.clone()),)* }
+        RawSettings { $($f: $dev.$f.or_else(|| $def.$f.clone()),)* options: None }
     };
 }
 
 impl RawSettings {
-    /// Per-device keys override `[defaults]`.
+    /// Per-device keys override `[defaults]`; `options` are merged key by key.
     fn over(self, d: &RawSettings) -> RawSettings {
-        merge_fields!(
+        let mut options = d.options.clone().unwrap_or_default();
+        options.extend(self.options.clone().unwrap_or_default());
+        let mut merged = merge_fields!(
             self,
             d,
             lock_dir,
@@ -223,7 +226,9 @@ impl RawSettings {
             ovs_db,
             ovs_vsctl,
             bridge,
-        )
+        );
+        merged.options = (!options.is_empty()).then_some(options);
+        merged
     }
 }
 

@@ -113,7 +113,22 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
                 for m in &lag.members {
                     let mut v = base.clone();
                     v.insert("port", m.clone());
-                    ports.push(Block::port(m.clone(), vec![("lag_member_remove", v)]));
+                    let mut actions = vec![("lag_member_remove", v)];
+                    if platform.lag_delete_resets_members {
+                        // The ex-member keeps the LAG's VLANs (IOS): back to idle.
+                        let c = PortChange {
+                            port: m.clone(),
+                            ..PortChange::default()
+                        };
+                        actions.extend(port_actions(
+                            Op::ResetPort,
+                            &c,
+                            device,
+                            platform,
+                            &mut warnings,
+                        )?);
+                    }
+                    ports.push(Block::port(m.clone(), actions));
                 }
                 last.push(Block::Global("lag_delete", base));
             }
@@ -494,7 +509,10 @@ fn lookup<'a>(platform: &'a Platform, vars: &'a Vars) -> impl Fn(&str) -> Option
             let (kind, number) = platform.split_port(port);
             return Some(if name == "port_type" { kind } else { number });
         }
-        let value = vars.get(name)?;
+        let Some(value) = vars.get(name) else {
+            // A platform option's value (`{vxlan_interface}`).
+            return platform.option_values.get(name).cloned();
+        };
         if name == "vlans" {
             // Re-render the VLAN list in the platform's style.
             let set = VlanSet::parse(value).ok()?;
@@ -543,9 +561,9 @@ fn refuse_options(
 ) -> Result<(), Unsupported> {
     let mut ended = false;
     for (tok, arg) in tokens.iter().zip(argv) {
-        let from_request = tok
-            .vars()
-            .any(|v| !crate::catalog::CATALOG_VARS.contains(&v));
+        let from_request = tok.vars().any(|v| {
+            !crate::catalog::CATALOG_VARS.contains(&v) && !platform.options.contains_key(v)
+        });
         if !from_request {
             ended |= platform.end_of_options.as_deref() == Some(arg.as_str());
             continue;
@@ -600,7 +618,11 @@ impl Driver for Templates {
         let plan = if req.op == Op::VerifyPort {
             Plan::default()
         } else {
-            plan(req, device, platform)?
+            // The device's options choose among the platform's templates.
+            let configured = platform
+                .with_options(&device.options)
+                .map_err(Unsupported)?;
+            plan(req, device, &configured)?
         };
         Ok(Box::new(TemplatePlan {
             platform,

@@ -23,6 +23,9 @@ pub(super) fn check(
                     if let Err(e) = transport::fits(d, p.kind.channel()) {
                         problems.push(e.to_string());
                     }
+                    if let Err(m) = p.with_options(&d.options) {
+                        problems.push(format!("devices.{}.{m}", d.name));
+                    }
                 }
             }
             if let Err(e) = d.check_secret_modes() {

@@ -30,6 +30,12 @@ pub fn resolve<'c>(
         },
         other => ResolveError::Catalog(other),
     })?;
+    platform
+        .with_options(&device.options)
+        .map_err(|m| ResolveError::Options {
+            device: device.name.clone(),
+            message: m,
+        })?;
     canonicalise(req, platform)?;
     Ok((device, platform))
 }
@@ -127,6 +133,14 @@ pub enum ResolveError {
     /// The device's platform is in the catalog but does not compile (exit 78).
     #[error(transparent)]
     Catalog(CatalogError),
+    /// devices.X.options names an option the platform lacks, or a value it does not take.
+    #[error("devices.{device}.{message}")]
+    Options {
+        /// The device.
+        device: String,
+        /// What is wrong.
+        message: String,
+    },
     /// devices.X.platform names no catalog platform.
     #[error("devices.{device}.platform: unknown platform {platform:?}; see `mercury check --catalog` for the list")]
     UnknownPlatform {
@@ -142,7 +156,9 @@ impl From<ResolveError> for Error {
         match e {
             ResolveError::Request(r) => Error::Request(r),
             ResolveError::Catalog(c) => Error::Catalog(c),
-            other @ ResolveError::UnknownPlatform { .. } => Error::ConfigMessage(other.to_string()),
+            other @ (ResolveError::UnknownPlatform { .. } | ResolveError::Options { .. }) => {
+                Error::ConfigMessage(other.to_string())
+            }
         }
     }
 }

@@ -81,6 +81,11 @@ impl<'a> CliSession<'a> {
                 secret: false,
             })?;
         }
+        if let Some(mode) = self.platform.on_open_mode.clone() {
+            if !self.platform.on_open.is_empty() {
+                self.goto(&mode)?;
+            }
+        }
         for line in &self.platform.on_open {
             self.command(line)?;
         }

@@ -1,0 +1,263 @@
+//! Vendor behaviour settled with sources (issue 15 items 3-8): each test drives Mercury
+//! against a simulator that models what the vendor does, and asserts the switch's state
+//! afterwards, not the spelling of the lines.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::{Lab, SimDevice};
+use serde_json::Value;
+
+fn networks(lab: &Lab, device: &str, vlans: &[&str]) {
+    for v in vlans {
+        lab.mercury([
+            "add-network",
+            "--device",
+            device,
+            "--vlan",
+            v,
+            "--reason",
+            "setup",
+        ])
+        .run()
+        .expect(0);
+    }
+}
+
+fn ios_setting<'a>(state: &'a Value, key: &str, port: &str) -> &'a Value {
+    &state["running"]["extra"]["ios"][key][port]
+}
+
+/// Item 6: IOS trunks towards servers want `switchport nonegotiate` (no DTP frames to a
+/// host).
+#[test]
+fn ios_server_trunks_do_not_negotiate() {
+    let lab = Lab::new(&[SimDevice::new("leaf", "cisco_ios")]);
+    networks(&lab, "leaf", &["10", "120"]);
+    lab.mercury([
+        "attach-port",
+        "--device",
+        "leaf",
+        "--port",
+        "Gi1/0/5",
+        "--vlan",
+        "120",
+        "--mode",
+        "trunk",
+        "--reason",
+        "r",
+    ])
+    .run()
+    .expect(0);
+    let st = lab.state("leaf");
+    assert_eq!(
+        st["running"]["ports"]["GigabitEthernet1/0/5"]["mode"],
+        "trunk"
+    );
+    assert_eq!(
+        ios_setting(&st, "nonegotiate", "GigabitEthernet1/0/5"),
+        "true"
+    );
+}
+
+/// Item 6: an ISL-capable Catalyst refuses `switchport mode trunk` until the encapsulation
+/// is dot1q; the per-device option `dot1q_encapsulation` sets it first.
+#[test]
+fn isl_capable_catalysts_need_the_dot1q_option() {
+    let lab = Lab::new(&[
+        SimDevice {
+            sim_args: &["--model", "c3750"],
+            ..SimDevice::new("old", "cisco_ios")
+        },
+        SimDevice {
+            sim_args: &["--model", "c3750"],
+            extra: "options = { dot1q_encapsulation = true }",
+            ..SimDevice::new("set", "cisco_ios")
+        },
+    ]);
+    let trunk = |d: &str| {
+        lab.mercury([
+            "update-port",
+            "--device",
+            d,
+            "--port",
+            "Gi1/0/5",
+            "--mode",
+            "trunk",
+            "--native-vlan",
+            "110",
+            "--allowed-vlans",
+            "120",
+            "--reason",
+            "r",
+        ])
+        .run()
+    };
+    for d in ["old", "set"] {
+        networks(&lab, d, &["10", "110", "120"]);
+    }
+    let v = trunk("old").expect(1);
+    assert!(
+        v["msg"].as_str().unwrap().contains("Command rejected"),
+        "{v}"
+    );
+    assert_ne!(lab.port("old", "GigabitEthernet1/0/5")["mode"], "trunk");
+    trunk("set").expect(0);
+    let st = lab.state("set");
+    let port = &st["running"]["ports"]["GigabitEthernet1/0/5"];
+    assert_eq!(port["mode"], "trunk", "{port}");
+    assert_eq!(port["native_vlan"], 110);
+    assert_eq!(
+        ios_setting(&st, "encapsulation", "GigabitEthernet1/0/5"),
+        "dot1q"
+    );
+    // An option the platform does not have is a configuration error, before any contact.
+    lab.append_config("\n[devices.bad]\nplatform = \"cisco_ios\"\ntransport = \"local\"\noptions = { evpn = false }\n");
+    let v = lab
+        .mercury([
+            "attach-port",
+            "--device",
+            "bad",
+            "--port",
+            "Gi1/0/5",
+            "--vlan",
+            "120",
+            "--reason",
+            "r",
+        ])
+        .run()
+        .expect(78);
+    assert!(v["msg"].as_str().unwrap().contains("no such option"), "{v}");
+}
+
+/// Item 6: on IOS the ports of a port-channel carry its VLANs and keep them when the
+/// port-channel is deleted; delete_lag puts each ex-member back on the idle VLAN.
+#[test]
+fn ios_delete_lag_resets_the_ex_members() {
+    let lab = Lab::new(&[SimDevice::new("leaf", "cisco_ios")]);
+    networks(&lab, "leaf", &["10", "110", "120"]);
+    lab.mercury([
+        "update-lag",
+        "--device",
+        "leaf",
+        "--lag",
+        "7",
+        "--member",
+        "Gi1/0/5",
+        "--member",
+        "Gi1/0/6",
+        "--mode",
+        "trunk",
+        "--native-vlan",
+        "110",
+        "--allowed-vlans",
+        "120",
+        "--reason",
+        "r",
+    ])
+    .run()
+    .expect(0);
+    lab.mercury([
+        "delete-lag",
+        "--device",
+        "leaf",
+        "--lag",
+        "7",
+        "--member",
+        "Gi1/0/5",
+        "--member",
+        "Gi1/0/6",
+        "--reason",
+        "r",
+    ])
+    .run()
+    .expect(0);
+    let st = lab.state("leaf");
+    assert!(st["running"]["lags"]["Port-channel7"].is_null());
+    for p in ["GigabitEthernet1/0/5", "GigabitEthernet1/0/6"] {
+        let port = &st["running"]["ports"][p];
+        assert_eq!(port["lag"], Value::Null, "{p}: {port}");
+        assert_eq!(port["mode"], "access", "{p}: {port}");
+        assert_eq!(port["access_vlan"], 10, "{p}: {port}");
+        assert_eq!(port["allowed_vlans"], serde_json::json!([]), "{p}: {port}");
+        assert_eq!(port["native_vlan"], Value::Null, "{p}: {port}");
+    }
+}
+
+/// Item 6: Junos refuses a logical unit on an aggregated-ethernet member at commit
+/// ("logical unit is not allowed on aggregated links"); update_lag removes the member's
+/// `unit 0` (here: the access VLAN it had as a server port) before joining it.
+#[test]
+fn junos_lag_members_lose_their_unit_0() {
+    let lab = Lab::new(&[SimDevice::new("leaf", "juniper")]);
+    networks(&lab, "leaf", &["10", "120"]);
+    lab.attach("leaf", "ge-0/0/5", "120").run().expect(0);
+    assert_eq!(lab.port("leaf", "ge-0/0/5")["access_vlan"], 120);
+    lab.mercury([
+        "update-lag",
+        "--device",
+        "leaf",
+        "--lag",
+        "7",
+        "--member",
+        "ge-0/0/5",
+        "--member",
+        "ge-0/0/6",
+        "--mode",
+        "trunk",
+        "--allowed-vlans",
+        "120",
+        "--reason",
+        "r",
+    ])
+    .run()
+    .expect(0);
+    let st = lab.state("leaf");
+    for p in ["ge-0/0/5", "ge-0/0/6"] {
+        let port = &st["running"]["ports"][p];
+        assert_eq!(port["lag"], "ae7", "{p}: {port}");
+        assert_eq!(port["mode"], Value::Null, "{p}: {port}");
+        assert_eq!(port["access_vlan"], Value::Null, "{p}: {port}");
+    }
+    assert_eq!(
+        st["running"]["lags"]["ae7"]["allowed_vlans"],
+        serde_json::json!([120])
+    );
+    assert_eq!(st["saved"], st["running"], "committed");
+}
+
+/// Item 6: SMIS takes `set cli pagination off` in configuration mode only (netmiko types it
+/// there); the session turns paging off there and stays for the change.
+#[test]
+fn smis_paging_is_turned_off_in_configuration_mode() {
+    let lab = Lab::new(&[SimDevice::new("leaf", "supermicro_smis")]);
+    networks(&lab, "leaf", &["10", "120"]);
+    let r = lab
+        .mercury([
+            "--verify",
+            "attach-port",
+            "--device",
+            "leaf",
+            "--port",
+            "Gi 0/5",
+            "--vlan",
+            "120",
+            "--reason",
+            "r",
+        ])
+        .run();
+    let v = r.expect(0);
+    assert_eq!(v["data"]["verified"], true, "{v}");
+    let inputs = r.inputs();
+    let conf = inputs
+        .iter()
+        .position(|l| l == "configure terminal")
+        .unwrap();
+    let paging = inputs
+        .iter()
+        .position(|l| l == "set cli pagination off")
+        .unwrap();
+    assert!(conf < paging, "{inputs:?}");
+    assert_eq!(lab.port("leaf", "Gi0/5")["access_vlan"], 120);
+    assert!(!inputs.iter().any(|o| o.contains("Invalid")), "{inputs:?}");
+}
