@@ -261,3 +261,82 @@ fn smis_paging_is_turned_off_in_configuration_mode() {
     assert_eq!(lab.port("leaf", "Gi0/5")["access_vlan"], 120);
     assert!(!inputs.iter().any(|o| o.contains("Invalid")), "{inputs:?}");
 }
+
+/// Item 5: without an idle VLAN, a detach used to leave an `ovs_linux` port with no tag, no
+/// vlan_mode (and its old trunks) — which OVS forwards as a trunk of every VLAN. The port
+/// is now parked on 4095 with its trunks cleared.
+#[test]
+fn ovs_linux_detach_without_idle_vlan_parks_the_port() {
+    let lab = Lab::with_defaults(
+        &[SimDevice::new("host", "ovs_linux")],
+        "allowed_vlans = [\"100-199\"]\n",
+    );
+    for args in [
+        vec![
+            "update-port",
+            "--port",
+            "eth5",
+            "--mode",
+            "trunk",
+            "--allowed-vlans",
+            "120,130",
+        ],
+        vec!["attach-port", "--port", "eth5", "--vlan", "120"],
+        vec!["detach-port", "--port", "eth5", "--vlan", "120"],
+    ] {
+        let mut argv = args.clone();
+        argv.extend(["--device", "host", "--reason", "r"]);
+        lab.mercury(&argv).run().expect(0);
+    }
+    let port = lab.port("host", "eth5");
+    assert_eq!(port["ovs"]["tag"], 4095, "{port}");
+    assert_eq!(port["ovs"]["vlan_mode"], "access", "{port}");
+    assert_eq!(port["ovs"]["trunks"], serde_json::json!([]), "{port}");
+    assert_eq!(
+        port["allowed_vlans"],
+        serde_json::json!([]),
+        "no VLAN is forwarded"
+    );
+    // reset_port parks too.
+    lab.mercury([
+        "reset-port",
+        "--device",
+        "host",
+        "--port",
+        "eth6",
+        "--reason",
+        "r",
+    ])
+    .run()
+    .expect(0);
+    assert_eq!(lab.port("host", "eth6")["ovs"]["tag"], 4095);
+}
+
+/// Item 5: a Cumulus bridge port without access VLAN or VLAN list inherits every VLAN of
+/// the bridge; with no idle VLAN to restore, detach and reset are refused before contact.
+#[test]
+fn cumulus_detach_without_idle_vlan_is_refused() {
+    for platform in ["cumulus_nvue", "cumulus"] {
+        let lab = Lab::with_defaults(
+            &[SimDevice::new("leaf", platform)],
+            "allowed_vlans = [\"100-199\"]\nmanage_vlans = true\n",
+        );
+        networks(&lab, "leaf", &["120"]);
+        lab.attach("leaf", "swp5", "120").run().expect(0);
+        let sent = lab.transcript("leaf").len();
+        for args in [
+            vec!["detach-port", "--port", "swp5", "--vlan", "120"],
+            vec!["reset-port", "--port", "swp5"],
+        ] {
+            let mut argv = args.clone();
+            argv.extend(["--device", "leaf", "--reason", "r"]);
+            let v = lab.mercury(&argv).run().expect(65);
+            assert!(
+                v["msg"].as_str().unwrap().contains("default_vlan"),
+                "{platform}: {v}"
+            );
+        }
+        assert_eq!(lab.transcript("leaf").len(), sent, "{platform}");
+        assert_eq!(lab.port("leaf", "swp5")["access_vlan"], 120, "{platform}");
+    }
+}

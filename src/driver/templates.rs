@@ -237,9 +237,16 @@ fn port_actions(
             if c.mode == Some(PortMode::Trunk) {
                 a.push(("allowed_remove", v(vlan)));
             } else {
+                if idle.is_none() {
+                    // Before anything is removed: a platform that would leave the port
+                    // carrying every VLAN is refused, with the reason.
+                    park_check(platform, "detach_port")?;
+                }
                 a.push(("access_remove", v(vlan)));
-                if let Some(idle) = idle {
-                    a.push(("access_set", v(idle)));
+                match idle {
+                    Some(idle) => a.push(("access_set", v(idle))),
+                    None if platform.supports("park") => a.push(("park", p())),
+                    None => {}
                 }
                 if shut {
                     a.push(("disable", p()));
@@ -337,8 +344,14 @@ fn port_actions(
                     a.push(("native_remove", v(native)));
                 }
             }
-            if let Some(idle) = idle {
-                a.push(("access_set", v(idle)));
+            match idle {
+                Some(idle) => a.push(("access_set", v(idle))),
+                None => {
+                    park_check(platform, "reset_port")?;
+                    if platform.supports("park") {
+                        a.push(("park", p()));
+                    }
+                }
             }
             if shut {
                 a.push(("disable", p()));
@@ -347,6 +360,20 @@ fn port_actions(
         _ => {}
     }
     Ok(a)
+}
+
+/// A port left with no VLAN where the platform would then forward every VLAN (an OVS port
+/// without tag or trunks, a Cumulus bridge port without access or VLAN list): parked by the
+/// platform's `park` template, or — where it has none and declares `park` unsupported —
+/// refused until the device has an idle VLAN.
+fn park_check(platform: &Platform, op: &str) -> Result<(), Unsupported> {
+    match platform.unsupported.get("park") {
+        Some(why) if !platform.supports("park") => Err(Unsupported(format!(
+            "{op} without an idle VLAN is refused on {}: {why}; configure default_vlan",
+            platform.name
+        ))),
+        _ => Ok(()),
+    }
 }
 
 fn vlans_vars(port: &str, set: &VlanSet) -> Vars {
