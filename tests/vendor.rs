@@ -340,3 +340,200 @@ fn cumulus_detach_without_idle_vlan_is_refused() {
         assert_eq!(lab.port("leaf", "swp5")["access_vlan"], 120, "{platform}");
     }
 }
+
+fn srl_statements(lab: &Lab, device: &str) -> Vec<String> {
+    lab.state(device)["running"]["extra"]["srl"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|s| {
+                    s.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|w| w.as_str().unwrap().to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Item 3: an SR Linux network is an L2 EVPN service by default (a bridged vxlan-interface
+/// with the VLAN as VNI, the mac-vrf holding it, bgp-evpn with the VLAN as EVI, route
+/// targets), with the device's options; deleting it removes the VXLAN interface too; a
+/// standalone box (`evpn = false`) gets a bare mac-vrf. The simulator refuses a commit whose
+/// EVPN objects do not reference each other.
+#[test]
+fn srl_networks_are_evpn_services_unless_the_device_says_standalone() {
+    let lab = Lab::new(&[
+        SimDevice {
+            extra: "options = { vxlan_interface = \"vxlan1\", rt_asn = 65001, ecmp = 2 }",
+            ..SimDevice::new("leaf", "nokia_srl")
+        },
+        SimDevice {
+            extra: "options = { evpn = false }",
+            ..SimDevice::new("solo", "nokia_srl")
+        },
+    ]);
+    networks(&lab, "leaf", &["120"]);
+    let st = srl_statements(&lab, "leaf");
+    for want in [
+        "tunnel-interface vxlan1 vxlan-interface 120 type bridged",
+        "tunnel-interface vxlan1 vxlan-interface 120 ingress vni 120",
+        "network-instance mac-vrf-120 type mac-vrf",
+        "network-instance mac-vrf-120 vxlan-interface vxlan1.120",
+        "network-instance mac-vrf-120 protocols bgp-evpn bgp-instance 1 vxlan-interface vxlan1.120",
+        "network-instance mac-vrf-120 protocols bgp-evpn bgp-instance 1 evi 120",
+        "network-instance mac-vrf-120 protocols bgp-evpn bgp-instance 1 ecmp 2",
+        "network-instance mac-vrf-120 protocols bgp-vpn bgp-instance 1 route-target export-rt target:65001:120",
+        "network-instance mac-vrf-120 protocols bgp-vpn bgp-instance 1 route-target import-rt target:65001:120",
+    ] {
+        assert!(st.iter().any(|s| s == want), "missing {want:?} in {st:#?}");
+    }
+    lab.attach("leaf", "ethernet-1/5", "120").run().expect(0);
+    assert_eq!(lab.port("leaf", "ethernet-1/5")["access_vlan"], 120);
+    lab.mercury([
+        "detach-port",
+        "--device",
+        "leaf",
+        "--port",
+        "ethernet-1/5",
+        "--vlan",
+        "120",
+        "--reason",
+        "r",
+    ])
+    .run()
+    .expect(0);
+    lab.mercury([
+        "delete-network",
+        "--device",
+        "leaf",
+        "--vlan",
+        "120",
+        "--reason",
+        "r",
+    ])
+    .run()
+    .expect(0);
+    let st = srl_statements(&lab, "leaf");
+    assert!(
+        !st.iter()
+            .any(|s| s.contains("vxlan-interface 120") || s.contains("mac-vrf-120")),
+        "{st:#?}"
+    );
+
+    networks(&lab, "solo", &["120"]);
+    let st = srl_statements(&lab, "solo");
+    assert!(
+        st.iter()
+            .any(|s| s == "network-instance mac-vrf-120 type mac-vrf"),
+        "{st:#?}"
+    );
+    assert!(
+        !st.iter()
+            .any(|s| s.contains("tunnel-interface") || s.contains("bgp-evpn")),
+        "{st:#?}"
+    );
+    lab.attach("solo", "ethernet-1/5", "120").run().expect(0);
+
+    // A bad option value is a configuration error (78), before any contact.
+    lab.append_config("\n[devices.bad]\nplatform = \"nokia_srl\"\ntransport = \"local\"\noptions = { vxlan_interface = \"vxlan999\" }\n");
+    lab.mercury([
+        "add-network",
+        "--device",
+        "bad",
+        "--vlan",
+        "130",
+        "--reason",
+        "r",
+    ])
+    .run()
+    .expect(78);
+}
+
+/// Item 4 (and item 8's wipe-all option): Netvisor creates a VLAN on every port unless told
+/// `ports none`; a plugged port is in the one VLAN (its other memberships go first); the
+/// scope is a device option, fabric with auto-vxlan as NGS does.
+#[test]
+fn pluribus_vlans_start_empty_and_a_plug_clears_other_memberships() {
+    let lab = Lab::new(&[
+        SimDevice::new("leaf", "pluribus"),
+        SimDevice {
+            extra: "options = { scope = \"fabric\", unplug = \"all\" }",
+            ..SimDevice::new("fab", "pluribus")
+        },
+    ]);
+    networks(&lab, "leaf", &["10", "120", "130"]);
+    let st = lab.state("leaf");
+    for (name, p) in st["running"]["ports"].as_object().unwrap() {
+        assert_eq!(
+            p["allowed_vlans"],
+            serde_json::json!([]),
+            "port {name}: {p}"
+        );
+        assert_eq!(p["access_vlan"], Value::Null, "port {name}: {p}");
+    }
+    assert_eq!(st["running"]["extra"]["netvisor"]["120"]["scope"], "local");
+    // Port 5 carries 130 tagged (say, left over); a plug puts it in 120 alone.
+    lab.mercury([
+        "attach-port",
+        "--device",
+        "leaf",
+        "--port",
+        "5",
+        "--vlan",
+        "130",
+        "--mode",
+        "trunk",
+        "--reason",
+        "r",
+    ])
+    .run()
+    .expect(0);
+    lab.attach("leaf", "5", "120").run().expect(0);
+    let p = lab.port("leaf", "5");
+    assert_eq!(p["access_vlan"], 120, "{p}");
+    assert_eq!(p["allowed_vlans"], serde_json::json!([]), "{p}");
+
+    networks(&lab, "fab", &["10", "120", "130"]);
+    let st = lab.state("fab");
+    assert_eq!(st["running"]["extra"]["netvisor"]["120"]["scope"], "fabric");
+    assert_eq!(
+        st["running"]["extra"]["netvisor"]["120"]["auto_vxlan"],
+        true
+    );
+    lab.mercury([
+        "update-port",
+        "--device",
+        "fab",
+        "--port",
+        "6",
+        "--mode",
+        "trunk",
+        "--allowed-vlans",
+        "120,130",
+        "--reason",
+        "r",
+    ])
+    .run()
+    .expect(0);
+    lab.mercury([
+        "detach-port",
+        "--device",
+        "fab",
+        "--port",
+        "6",
+        "--vlan",
+        "120",
+        "--reason",
+        "r",
+    ])
+    .run()
+    .expect(0);
+    let p = lab.port("fab", "6");
+    // unplug = all: every membership went, then the idle VLAN came back.
+    assert_eq!(p["allowed_vlans"], serde_json::json!([]), "{p}");
+    assert_eq!(p["access_vlan"], 10, "{p}");
+}

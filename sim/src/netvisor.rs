@@ -161,8 +161,23 @@ impl Netvisor {
                     .or(args.get("name"))
                     .cloned()
                     .unwrap_or_default();
-                if let Some(p) = args.get("ports").filter(|p| *p != "none") {
-                    for n in ports(p).unwrap_or_default() {
+                // Without `ports`, the VLAN is created on every port — why NGS (and
+                // Pluribus's own tooling) always pass `ports none`.
+                let every: Vec<String> = cfg.ports.keys().cloned().collect();
+                let members = match args.get("ports").map(String::as_str) {
+                    None => Some(every),
+                    Some("none") => None,
+                    Some(p) => ports(p),
+                };
+                let scope = args.get("scope").cloned().unwrap_or_default();
+                let vxlan = fl.contains(&"auto-vxlan");
+                let nv = cfg
+                    .extra
+                    .entry("netvisor".to_string())
+                    .or_insert_with(|| serde_json::json!({}));
+                nv[id.to_string()] = serde_json::json!({"scope": scope, "auto_vxlan": vxlan});
+                if let Some(list) = members {
+                    for n in list {
                         if let Some(mut l2) = cfg.l2(&n) {
                             let (u, mut t) = l2.membership();
                             t.push(id);

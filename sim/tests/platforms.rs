@@ -844,6 +844,38 @@ fn hpe_comware_access_and_save_force() {
 }
 
 #[test]
+fn nokia_srl_evpn_objects_must_reference_each_other() {
+    let t = Tmp::new("srl-evpn");
+    let s = t.path("s.json");
+    let r = session(
+        "nokia_srl",
+        &s,
+        &[
+            "enter candidate private",
+            "set / network-instance mac-vrf-120 type mac-vrf",
+            "set / network-instance mac-vrf-120 vxlan-interface vxlan0.120",
+            "commit now",
+            "set / tunnel-interface vxlan0 vxlan-interface 120 type bridged",
+            "set / tunnel-interface vxlan0 vxlan-interface 120 ingress vni 120",
+            "set / network-instance mac-vrf-120 protocols bgp-evpn bgp-instance 1 vxlan-interface vxlan0.120",
+            "commit now",
+            "set / network-instance mac-vrf-120 protocols bgp-evpn bgp-instance 1 evi 120",
+            "commit now",
+        ],
+    );
+    assert!(
+        r.stdout
+            .contains("vxlan-interface vxlan0.120 does not exist"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("has no evi"), "{}", r.stdout);
+    assert!(r.stdout.contains("All changes have been committed."));
+    let st = state(&s);
+    assert_eq!(st["running"]["vlans"]["120"]["name"], "mac-vrf-120");
+}
+
+#[test]
 fn nokia_srl_candidate_commit() {
     let t = Tmp::new("srl");
     let s = t.path("s.json");
