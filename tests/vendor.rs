@@ -537,3 +537,137 @@ fn pluribus_vlans_start_empty_and_a_plug_clears_other_memberships() {
     assert_eq!(p["allowed_vlans"], serde_json::json!([]), "{p}");
     assert_eq!(p["access_vlan"], 10, "{p}");
 }
+
+/// Item 8: `ensure_idle_vlan` creates the idle VLAN where it is missing before a port goes
+/// back to it, and never renames one that exists (NGS's `name 100` renamed it); a platform
+/// whose VLAN creation line names the VLAN (Junos) refuses the option (78).
+#[test]
+fn ensure_idle_vlan_creates_but_never_renames() {
+    let lab = Lab::new(&[
+        SimDevice {
+            extra: "options = { ensure_idle_vlan = true }",
+            ..SimDevice::new("ios", "cisco_ios")
+        },
+        SimDevice {
+            extra: "options = { ensure_idle_vlan = true }",
+            ..SimDevice::new("vrp", "huawei")
+        },
+        SimDevice {
+            extra: "options = { ensure_idle_vlan = true }",
+            ..SimDevice::new("nv", "pluribus")
+        },
+        SimDevice {
+            extra: "options = { ensure_idle_vlan = true }",
+            ..SimDevice::new("junos", "juniper")
+        },
+    ]);
+    for (d, port) in [
+        ("ios", "Gi1/0/5"),
+        ("vrp", "GigabitEthernet0/0/5"),
+        ("nv", "5"),
+    ] {
+        networks(&lab, d, &["120"]);
+        lab.attach(d, port, "120").run().expect(0);
+        assert!(
+            lab.state(d)["running"]["vlans"]["10"].is_null(),
+            "{d}: idle VLAN present"
+        );
+        lab.mercury([
+            "detach-port",
+            "--device",
+            d,
+            "--port",
+            port,
+            "--vlan",
+            "120",
+            "--reason",
+            "r",
+        ])
+        .run()
+        .expect(0);
+        let st = lab.state(d);
+        assert!(
+            st["running"]["vlans"]["10"].is_object(),
+            "{d}: idle VLAN not created"
+        );
+        let canonical = lab.state(d)["running"]["ports"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .find(|(_, p)| p["access_vlan"] == 10)
+            .map(|(n, _)| n.clone());
+        assert!(canonical.is_some(), "{d}: no port in the idle VLAN");
+    }
+    // An existing idle VLAN keeps its name.
+    lab.mercury([
+        "add-network",
+        "--device",
+        "ios",
+        "--vlan",
+        "10",
+        "--name",
+        "parking",
+        "--reason",
+        "r",
+    ])
+    .run();
+    let before = lab.state("ios")["running"]["vlans"]["10"]["name"].clone();
+    lab.mercury([
+        "reset-port",
+        "--device",
+        "ios",
+        "--port",
+        "Gi1/0/6",
+        "--reason",
+        "r",
+    ])
+    .run()
+    .expect(0);
+    assert_eq!(lab.state("ios")["running"]["vlans"]["10"]["name"], before);
+    let v = lab
+        .mercury([
+            "reset-port",
+            "--device",
+            "junos",
+            "--port",
+            "ge-0/0/5",
+            "--reason",
+            "r",
+        ])
+        .run()
+        .expect(78);
+    assert!(
+        v["msg"].as_str().unwrap().contains("ensure_idle_vlan"),
+        "{v}"
+    );
+}
+
+/// Item 8: PowerConnect ports can be plugged in general mode (NGS's ngs_switchport_mode =
+/// general): the VLAN untagged and as PVID.
+#[test]
+fn powerconnect_plugs_in_general_mode_when_asked() {
+    let lab = Lab::new(&[SimDevice {
+        extra: "options = { plug_mode = \"general\" }",
+        ..SimDevice::new("pc", "dell_powerconnect")
+    }]);
+    networks(&lab, "pc", &["10", "120"]);
+    lab.attach("pc", "Gi1/0/5", "120").run().expect(0);
+    let p = lab.port("pc", "Gi1/0/5");
+    assert_eq!(p["mode"], "hybrid", "general mode: {p}");
+    assert_eq!(p["native_vlan"], 120, "{p}");
+    lab.mercury([
+        "detach-port",
+        "--device",
+        "pc",
+        "--port",
+        "Gi1/0/5",
+        "--vlan",
+        "120",
+        "--reason",
+        "r",
+    ])
+    .run()
+    .expect(0);
+    let p = lab.port("pc", "Gi1/0/5");
+    assert_eq!(p["native_vlan"], 10, "{p}");
+}

@@ -116,6 +116,7 @@ pub enum Kind {
 pub const ACTIONS: &[(&str, &[&str])] = &[
     ("network_add", &["vlan", "vlan_name"]),
     ("network_delete", &["vlan", "vlan_name"]),
+    ("network_ensure", &["vlan"]),
     ("port_enter", &["port"]),
     ("port_exit", &["port"]),
     ("lag_enter", &["port", "lag", "lag_id"]),

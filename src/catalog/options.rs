@@ -147,7 +147,37 @@ impl Platform {
                 p.option_values.insert(name.to_string(), v.clone());
             }
         }
+        if p.option_on("ensure_idle_vlan") && !p.templates.contains_key("network_ensure") {
+            let derived = p.derived_network_ensure()?;
+            p.templates.insert("network_ensure".into(), derived);
+        }
         Ok(p)
+    }
+
+    /// `network_ensure` where the catalog has none: `network_add` without its naming lines,
+    /// so that an existing VLAN is entered and left as it is, never renamed (NGS's `name
+    /// 100` on the idle VLAN renames it). A platform whose creation line itself carries the
+    /// name (Junos `set vlans NAME vlan-id N`) cannot ensure a VLAN without naming it.
+    fn derived_network_ensure(&self) -> Result<Vec<Template>, String> {
+        let add = self
+            .templates
+            .get("network_add")
+            .ok_or_else(|| format!("ensure_idle_vlan: {} cannot create VLANs", self.name))?;
+        if add.is_empty() {
+            return Ok(Vec::new());
+        }
+        let kept: Vec<Template> = add
+            .iter()
+            .filter(|t| !t.vars().any(|v| v == "vlan_name"))
+            .cloned()
+            .collect();
+        if !kept.iter().any(|t| t.vars().any(|v| v == "vlan")) {
+            return Err(format!(
+                "options.ensure_idle_vlan: {} names a VLAN in the line that creates it, so it cannot be created without (re)naming it",
+                self.name
+            ));
+        }
+        Ok(kept)
     }
 
     /// Whether a driver option (`ensure_idle_vlan`) is on.

@@ -53,11 +53,28 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
     let mut warnings: Vec<String> = Vec::new();
     match req.op {
         Op::AttachPort | Op::DetachPort | Op::UpdatePort | Op::ResetPort => {
+            let mut restored = std::collections::BTreeSet::new();
             for c in &req.ports {
-                ports.push(Block::port(
-                    c.port.clone(),
-                    port_actions(req.op, c, device, platform, &mut warnings)?,
-                ));
+                let actions = port_actions(req.op, c, device, platform, &mut warnings)?;
+                let idle = c.default_vlan.or(device.default_vlan);
+                for (action, vars) in &actions {
+                    if *action == "access_set"
+                        && idle.is_some_and(|i| vars["vlan"] == i.to_string())
+                    {
+                        restored.extend(idle);
+                    }
+                }
+                ports.push(Block::port(c.port.clone(), actions));
+            }
+            // `ensure_idle_vlan`: the idle VLAN a port goes back to is created first where
+            // missing (and left unrenamed where present).
+            if platform.option_on("ensure_idle_vlan") {
+                for vlan in restored {
+                    first.push(Block::Global(
+                        "network_ensure",
+                        Vars::from([("vlan", vlan.to_string())]),
+                    ));
+                }
             }
         }
         Op::AddNetwork | Op::DeleteNetwork => {
