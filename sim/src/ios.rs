@@ -1894,6 +1894,13 @@ fn if_grammar(p: Platform, abbrev: bool) -> Grammar {
                     ("no ip port access-group <word> in|out", "unmodelled-if"),
                     ("vpc <rest>", "unmodelled-if"),
                 ]),
+                // OS10 removes tagged VLANs with the no form ("no switchport trunk
+                // allowed vlan vlan-id-list", Dell EMC SmartFabric OS10 User Guide,
+                // Interfaces > Trunk mode).
+                DellOs10 => g.extend(&[(
+                    "no switchport trunk allowed vlan <vlans>",
+                    "no-trunk-allowed",
+                )]),
                 AristaEos => g.extend(&[
                     (
                         "switchport trunk allowed vlan except <vlans>",

@@ -137,8 +137,9 @@ fn parse(args: Vec<String>) -> Result<Verb, String> {
                 "--transcript" => transcript = Some(v),
                 "--model" => model = Some(v),
                 "--vlans" => {
-                    vlans = words::parse_vlan_list(&v, &[','], "-")
-                        .ok_or_else(|| format!("--vlans: {v:?} is not a VLAN list like 10,100-105"))?
+                    vlans = words::parse_vlan_list(&v, &[','], "-").ok_or_else(|| {
+                        format!("--vlans: {v:?} is not a VLAN list like 10,100-105")
+                    })?
                 }
                 _ => fault_flags.push(v),
             }

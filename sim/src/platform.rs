@@ -384,7 +384,8 @@ impl Platform {
                     ]
                 })
                 .collect();
-            cfg.extra.insert("srl".into(), serde_json::json!(statements));
+            cfg.extra
+                .insert("srl".into(), serde_json::json!(statements));
         }
         st.saved = st.running.clone();
         st
