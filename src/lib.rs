@@ -6,7 +6,8 @@
 //! a raw request to `run`, which takes it through `request` (validated values), `config` +
 //! `policy`, `lock`, a `driver` chosen by the `catalog`'s kind, a `session` over a
 //! `transport`, `verify` (reading ports back), and ends in `report` (result, audit record,
-//! exit code). A lower layer never imports a higher one (`tests/layers.rs`).
+//! exit code). `tls` holds the TLS material both the JSON-RPC front and the etcd lock
+//! client use. A lower layer never imports a higher one (`tests/layers.rs`).
 
 pub mod catalog;
 pub mod config;
@@ -19,6 +20,7 @@ pub mod request;
 pub mod run;
 pub mod serve;
 pub mod session;
+pub mod tls;
 pub mod transport;
 pub mod util;
 pub mod verify;

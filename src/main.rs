@@ -3,12 +3,10 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let outcome = match mercury::intake::cli::Cli::try_parse() {
+    let outcome = match mercury::intake::cli::parse_args() {
         Ok(cli) => {
-            init_logging(cli.verbose);
+            init_logging(cli.verbose, cli.log_from_env());
             mercury::run::guarded(move || mercury::dispatch(cli))
         }
         Err(e) => match e.kind() {
@@ -35,13 +33,20 @@ fn main() -> ExitCode {
     ExitCode::from(outcome.code)
 }
 
-fn init_logging(verbose: u8) {
+/// Logs to stderr at the `-v` level; `RUST_LOG` overrides it only when `from_env` (never
+/// for serve-ssh, where a remote client may set the environment).
+fn init_logging(verbose: u8, from_env: bool) {
     let level = match verbose {
-        0 => "warn",
-        1 => "info",
-        _ => "debug",
+        0 => log::LevelFilter::Warn,
+        1 => log::LevelFilter::Info,
+        _ => log::LevelFilter::Debug,
     };
-    let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level))
-        .target(env_logger::Target::Stderr)
-        .try_init();
+    let mut builder = if from_env {
+        env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level.as_str()))
+    } else {
+        let mut b = env_logger::Builder::new();
+        b.filter_level(level);
+        b
+    };
+    let _ = builder.target(env_logger::Target::Stderr).try_init();
 }

@@ -5,6 +5,8 @@
 //! allowed. A denial names the rule that denied it (exit 77). This module decides only; it
 //! never parses configuration or touches a device.
 
+use std::collections::BTreeSet;
+
 use crate::catalog::Platform;
 use crate::config::{Caller, Device};
 use crate::request::validate::Escaped;
@@ -40,30 +42,36 @@ pub struct Scope<'c> {
 }
 
 impl Scope<'_> {
-    /// Whether this caller may use `device` at all.
-    pub fn allows_device(&self, device: &Device) -> Result<(), Denied> {
+    /// Whether this caller may use `device` at all: it is in `[callers.NAME] devices` and,
+    /// when the key has an `--allow-device` list, in that list (by name or alias).
+    pub fn allows(&self, device: &Device) -> bool {
         let name = &device.name;
-        if !self.caller.devices.iter().any(|d| d == name) {
-            return Err(deny(
-                format!("callers.{}.devices", self.caller.name),
-                format!("caller {} may not use device {name}", self.caller.name),
-            ));
-        }
-        if let Some(list) = &self.allow_devices {
-            if !list.iter().any(|d| d == name || device.aliases.contains(d)) {
-                return Err(deny(
-                    "serve-ssh --allow-device",
-                    format!("device {name} is not among this key's --allow-device list"),
-                ));
-            }
-        }
-        Ok(())
+        self.caller.devices.iter().any(|d| d == name)
+            && self
+                .allow_devices
+                .as_ref()
+                .is_none_or(|list| list.iter().any(|d| d == name || device.aliases.contains(d)))
+    }
+
+    /// The one answer for a device reference outside the scope, whether or not such a device
+    /// exists: it names the reference as the caller wrote it, so a caller learns nothing about
+    /// devices that are not its own (not their names, platforms, or that they exist).
+    pub fn not_yours(&self, reference: &str) -> Denied {
+        deny(
+            format!("callers.{}.devices", self.caller.name),
+            format!(
+                "caller {} may not use device {}",
+                self.caller.name,
+                Escaped(reference)
+            ),
+        )
     }
 }
 
 /// Checks a mutating or port-naming request against the device (and caller) policy. The
-/// caller's right to the device itself is [`Scope::allows_device`], decided once when the
-/// device is resolved. Port names are the platform's canonical ones (`run::resolve`).
+/// caller's right to the device itself is [`Scope::allows`], decided once when the device
+/// is resolved (a device outside the scope is not found at all). Port names are the
+/// platform's canonical ones (`run::resolve`).
 pub fn check(
     req: &Request,
     device: &Device,
@@ -76,9 +84,51 @@ pub fn check(
     if let Some(lag) = &req.lag {
         check_port(device, platform, &lag.name)?;
     }
+    if let Some(plug) = &req.plug {
+        // OVS: only the bridges the network team lists; a port without a VLAN carries every
+        // VLAN of its bridge, which only callers the device names may plug.
+        let bridge = plug
+            .bridge
+            .clone()
+            .unwrap_or_else(|| device.default_bridge());
+        if !device.bridges.contains(&bridge) {
+            return Err(deny(
+                format!("devices.{}.bridges", device.name),
+                format!(
+                    "bridge {} is not one requests may use on {} ({})",
+                    Escaped(&bridge),
+                    device.name,
+                    device.bridges.join(", ")
+                ),
+            ));
+        }
+        if req.op == Op::PlugPort && plug.vlan.is_none() {
+            if let Some(s) = scope {
+                if !device.flat_ports.contains(&s.caller.name) {
+                    return Err(deny(
+                        format!("devices.{}.flat_ports", device.name),
+                        format!(
+                            "a port plugged without a VLAN carries every VLAN of {bridge}: caller {} may not plug one on {} (give a vlan, or list the caller in flat_ports)",
+                            s.caller.name, device.name
+                        ),
+                    ));
+                }
+            }
+        }
+    }
     if req.op == Op::VerifyPort {
         // A read configures no VLAN: the VLANs it expects are compared, never sent.
         return Ok(());
+    }
+    // VLAN 1, the switch's default VLAN, is never deleted, on any platform and whatever the
+    // allow-lists say.
+    if let Some(n) = req.network.as_ref().filter(|n| n.vlan.get() == 1) {
+        if req.op == Op::DeleteNetwork {
+            return Err(deny(
+                "VLAN 1",
+                format!("VLAN {} is the default VLAN and is never deleted", n.vlan),
+            ));
+        }
     }
     let mut vlans = req.vlans();
     for c in &req.ports {
@@ -119,6 +169,104 @@ pub fn check(
                     format!("devices.{}.default_vlan", device.name),
                     format!("VLAN {idle} is the idle VLAN and cannot be deleted"),
                 ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a change would take off one port: the VLANs (access, native, tagged) it carries
+/// now and would not carry afterwards; `None` when the port was not read and the change may
+/// take off anything it carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removal {
+    /// The port (or LAG interface).
+    pub port: String,
+    /// The VLANs, or `None`: unknown.
+    pub vlans: Option<BTreeSet<u16>>,
+}
+
+/// Removal rights: a change may take off a port only VLANs the device lets Mercury remove
+/// (`remove_vlans`, by default its `allowed_vlans`, never a denied one) and, for a caller,
+/// that the caller may remove (`callers.X.remove_vlans`, by default its `allowed_vlans`).
+/// The idle VLAN may always be removed. When the port was not read (what it carries is
+/// unknown), a caller is refused unless both it and the device may remove every VLAN;
+/// local, unscoped runs (the network team's own) are not.
+pub fn check_removals(
+    device: &Device,
+    scope: Option<&Scope>,
+    op: &str,
+    removals: &[Removal],
+) -> Result<(), Denied> {
+    let device_may = device
+        .remove_vlans
+        .as_ref()
+        .or(device.allowed_vlans.as_ref());
+    let caller_may = scope.and_then(|s| {
+        s.caller
+            .remove_vlans
+            .as_ref()
+            .or(s.caller.allowed_vlans.as_ref())
+            .map(|set| (s.caller.name.as_str(), set))
+    });
+    let all = |set: Option<&VlanSet>| {
+        set.is_some_and(|s| s.len() == (crate::request::vlan::MAX as usize))
+    };
+    for r in removals {
+        let Some(vlans) = &r.vlans else {
+            let Some(s) = scope else { continue };
+            if caller_may.is_none_or(|(_, set)| all(Some(set))) && all(device_may) {
+                continue;
+            }
+            return Err(deny(
+                format!("callers.{}.remove_vlans", s.caller.name),
+                format!(
+                    "cannot tell what {op} would take off {}: the port is not read first on {} (devices.{}.verify is off, or its platform has no reader), and caller {} may not remove every VLAN; turn verify on, or widen the caller's remove_vlans",
+                    Escaped(&r.port), device.name, device.name, s.caller.name
+                ),
+            ));
+        };
+        for &id in vlans {
+            if Some(id) == device.default_vlan.map(Vlan::get) {
+                continue;
+            }
+            let Ok(v) = Vlan::new(id.into()) else {
+                continue;
+            };
+            let key = |k: &str| format!("devices.{}.{k}", device.name);
+            if device.denied_vlans.contains(v) {
+                return Err(deny(
+                    key("denied_vlans"),
+                    format!(
+                        "{op} would take VLAN {id} off {}, which is denied",
+                        Escaped(&r.port)
+                    ),
+                ));
+            }
+            if !device_may.is_some_and(|s| s.contains(v)) {
+                return Err(deny(
+                    key(if device.remove_vlans.is_some() {
+                        "remove_vlans"
+                    } else {
+                        "allowed_vlans"
+                    }),
+                    format!(
+                        "{op} would take VLAN {id} off {}, which Mercury may not remove on {}",
+                        Escaped(&r.port),
+                        device.name
+                    ),
+                ));
+            }
+            if let Some((name, set)) = caller_may {
+                if !set.contains(v) {
+                    return Err(deny(
+                        format!("callers.{name}.remove_vlans"),
+                        format!(
+                            "{op} would take VLAN {id} off {}, which caller {name} may not remove (it may remove {})",
+                            Escaped(&r.port), show(set)
+                        ),
+                    ));
+                }
             }
         }
     }

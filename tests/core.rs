@@ -198,6 +198,18 @@ fn dry_run_lists_exactly_what_a_live_run_sends_and_contacts_nothing() {
         ("leaf-nvue", "swp9"),
     ] {
         add_vlans(&lab, dev, &["10", "120"]);
+        // A dry run plans for a port that needs the change: one in the idle VLAN.
+        lab.mercury([
+            "reset-port",
+            "--device",
+            dev,
+            "--port",
+            port,
+            "--reason",
+            "idle",
+        ])
+        .run()
+        .expect(0);
         let args = [
             "attach-port",
             "--device",
@@ -461,10 +473,31 @@ fn exit_76_on_an_unexpected_mode() {
         "[devices.odd]\nplatform = \"cisco_ios\"\ntransport = \"command\"\nargv = [\"sh\", \"-c\", {}]\n",
         serde_json::to_string(script).unwrap()
     ));
-    let v = lab.attach("odd", "Gi1/0/5", "120").run().expect(76);
+    let v = lab
+        .mercury([
+            "--no-verify",
+            "attach-port",
+            "--device",
+            "odd",
+            "--port",
+            "Gi1/0/5",
+            "--vlan",
+            "120",
+            "--reason",
+            "r",
+        ])
+        .run()
+        .expect(76);
     assert_eq!(v["error_kind"], "protocol");
     assert!(
         v["msg"].as_str().unwrap().contains("configure terminal"),
+        "{v}"
+    );
+    // Read first (the default), the same device's answer to the show line is not output
+    // the reader knows: also 76, naming the line, before any change.
+    let v = lab.attach("odd", "Gi1/0/5", "120").run().expect(76);
+    assert!(
+        v["msg"].as_str().unwrap().contains("show running-config"),
         "{v}"
     );
 }

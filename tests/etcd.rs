@@ -31,17 +31,40 @@ struct Etcd {
     port: u16,
 }
 
+/// The server side of a TLS etcd: its certificate and key, and the CA whose client
+/// certificates it accepts (`--client-cert-auth`).
+struct EtcdTls {
+    cert: PathBuf,
+    key: PathBuf,
+    client_ca: PathBuf,
+}
+
 impl Etcd {
     fn start() -> Etcd {
+        Etcd::start_with(None)
+    }
+
+    fn start_with(tls: Option<&EtcdTls>) -> Etcd {
         assert!(
             std::path::Path::new(ETCD).exists(),
             "{ETCD} is missing: apt-get install etcd-server (scripts/test does)"
         );
         let dir = tempfile::tempdir().unwrap();
         let (client, peer) = (free_port(), free_port());
-        let url = format!("http://127.0.0.1:{client}");
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://127.0.0.1:{client}");
         let peer_url = format!("http://127.0.0.1:{peer}");
-        let child = Command::new(ETCD)
+        let mut cmd = Command::new(ETCD);
+        if let Some(t) = tls {
+            cmd.arg("--cert-file")
+                .arg(&t.cert)
+                .arg("--key-file")
+                .arg(&t.key)
+                .arg("--trusted-ca-file")
+                .arg(&t.client_ca)
+                .arg("--client-cert-auth");
+        }
+        let child = cmd
             .args(["--name", "t", "--data-dir"])
             .arg(dir.path().join("data"))
             .args([
@@ -71,7 +94,18 @@ impl Etcd {
             port: client,
         };
         let t = Instant::now();
-        while !etcd.healthy() {
+        let log = etcd._dir.path().join("etcd.log");
+        let ready = |etcd: &Etcd| {
+            if tls.is_some() {
+                // Only a client with a certificate could ask /health: wait for the log line.
+                std::fs::read_to_string(&log)
+                    .unwrap_or_default()
+                    .contains("serving client requests on")
+            } else {
+                etcd.healthy()
+            }
+        };
+        while !ready(&etcd) {
             assert!(t.elapsed() < Duration::from_secs(30), "etcd did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -455,4 +489,156 @@ fn a_credentials_file_authenticates_to_etcd() {
     lab.mercury(attach_args("leaf", "Gi1/0/1", "101", "z"))
         .run()
         .expect(77);
+}
+
+/// A TLS etcd with `--client-cert-auth` (as production clusters run), its CA, and a
+/// client certificate for Mercury, all made by the `openssl` CLI.
+struct TlsEtcd {
+    etcd: Etcd,
+    pki: common::tls::Pki,
+    _dir: tempfile::TempDir,
+}
+
+fn tls_etcd() -> Option<TlsEtcd> {
+    if !common::tls::available(&[common::tls::OPENSSL]) {
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pki = common::tls::Pki::new(dir.path(), "etcd-ca");
+    let (cert, key) = pki.issue("etcd-ca", "etcd-server", true);
+    pki.issue("etcd-ca", "mercury-client", false);
+    let etcd = Etcd::start_with(Some(&EtcdTls {
+        cert,
+        key,
+        client_ca: pki.path("etcd-ca.crt"),
+    }));
+    Some(TlsEtcd {
+        etcd,
+        pki,
+        _dir: dir,
+    })
+}
+
+impl TlsEtcd {
+    /// A `[lock]` table for host `host` with the CA and (optionally) the client certificate.
+    fn lock_table(&self, host: &str, ttl: u32, client_cert: bool) -> String {
+        let mut t = format!(
+            "\n[lock]\nbackend = \"etcd\"\nendpoints = [\"{}\"]\nhost = \"{host}\"\nlease_ttl = {ttl}\nca_file = \"{}\"\n",
+            self.etcd.url,
+            self.pki.path("etcd-ca.crt").display()
+        );
+        if client_cert {
+            t.push_str(&format!(
+                "cert_file = \"{}\"\nkey_file = \"{}\"\n",
+                self.pki.path("mercury-client.crt").display(),
+                self.pki.path("mercury-client.key").display()
+            ));
+        }
+        t
+    }
+}
+
+/// Issue 12/13: production etcd always has TLS with client certificates; before, only a
+/// local TLS-terminating proxy worked (https:// endpoints and ca_file were refused). The
+/// lock semantics hold over mutual TLS: two hosts never open more sessions than allowed.
+#[test]
+fn two_hosts_share_locks_through_etcd_with_mutual_tls() {
+    let Some(etcd) = tls_etcd() else { return };
+    let hosts = Hosts::new(
+        &[SimDevice {
+            sim_args: &["--fault", "slow=40", "--fault", "max-sessions=1"],
+            ..SimDevice::new("leaf", "cisco_ios")
+        }],
+        &etcd.lock_table("exec-a", 5, true),
+        &etcd.lock_table("exec-b", 5, true),
+    );
+    let vlans: Vec<u32> = std::iter::once(10).chain(101..=108).collect();
+    add_vlans(&hosts, "leaf", &vlans);
+    let state = race_two_hosts(&hosts, "leaf");
+    assert_eq!(state["sessions"]["max_seen"], 1, "{}", state["sessions"]);
+}
+
+#[test]
+fn etcd_tls_refusals_are_not_permitted_and_touch_nothing() {
+    let Some(etcd) = tls_etcd() else { return };
+    let lab = Lab::new(&[SimDevice::new("leaf", "cisco_ios")]);
+    let base = std::fs::read_to_string(&lab.config).unwrap();
+    let attach = |lock: &str| {
+        lab.write_config(&format!("{base}{lock}"));
+        lab.mercury(attach_args("leaf", "Gi1/0/1", "101", "x"))
+            .run()
+    };
+
+    // No client certificate: etcd refuses it after the TLS 1.3 handshake. Whether the
+    // client reads the alert (77) or meets the closed connection first (75) is a race;
+    // either way nothing runs and the message says why.
+    let r = attach(&etcd.lock_table("exec-a", 5, false));
+    let v = r.json();
+    assert!(r.code == 77 || r.code == 75, "{v}");
+    let msg = v["msg"].as_str().unwrap();
+    assert!(
+        msg.contains("CertificateRequired") || msg.contains("client certificate"),
+        "{v}"
+    );
+
+    // etcd's certificate checked against a CA that did not sign it.
+    common::tls::Pki::new(&etcd.pki.dir, "other-ca");
+    let wrong_ca = etcd.lock_table("exec-a", 5, true).replace(
+        &etcd.pki.path("etcd-ca.crt").display().to_string(),
+        &etcd.pki.path("other-ca.crt").display().to_string(),
+    );
+    let v = attach(&wrong_ca).expect(77);
+    assert!(v["msg"].as_str().unwrap().contains("TLS"), "{v}");
+
+    // A client key others can read is a configuration error, before any connection.
+    let key = etcd.pki.path("mercury-client.key");
+    common::set_mode(&key, 0o644);
+    let v = attach(&etcd.lock_table("exec-a", 5, true)).expect(78);
+    assert!(
+        v["msg"].as_str().unwrap().contains("unsafe permissions"),
+        "{v}"
+    );
+    // `mercury check` finds the same.
+    let v = lab.mercury(["check"]).run().json();
+    assert!(
+        v["data"]["problems"].as_array().unwrap().iter().any(|p| p
+            .as_str()
+            .unwrap()
+            .contains("mercury-client.key: unsafe permissions")),
+        "{v}"
+    );
+    common::set_mode(&key, 0o600);
+    assert!(lab.transcript("leaf").is_empty(), "device contacted");
+
+    // Configuration mistakes: https without a CA, TLS keys with http.
+    let no_ca = etcd.lock_table("exec-a", 5, false).replace(
+        &format!("ca_file = \"{}\"\n", etcd.pki.path("etcd-ca.crt").display()),
+        "",
+    );
+    let v = attach(&no_ca).expect(78);
+    assert!(v["msg"].as_str().unwrap().contains("ca_file"), "{v}");
+    let http_with_ca = etcd
+        .lock_table("exec-a", 5, false)
+        .replace("https://", "http://");
+    let v = attach(&http_with_ca).expect(78);
+    assert!(
+        v["msg"].as_str().unwrap().contains("only used with https"),
+        "{v}"
+    );
+
+    // And with everything right, the change is made.
+    lab.write_config(&format!("{base}{}", etcd.lock_table("exec-a", 5, true)));
+    lab.mercury([
+        "add-network",
+        "--device",
+        "leaf",
+        "--vlan",
+        "101",
+        "--reason",
+        "r",
+    ])
+    .run()
+    .expect(0);
+    attach(&etcd.lock_table("exec-a", 5, true)).expect(0);
+    assert_eq!(lab.port("leaf", "GigabitEthernet1/0/1")["access_vlan"], 101);
 }

@@ -232,6 +232,7 @@ fn update_then_reset_on_one_keep_alive_connection() {
 fn wrong_credentials_get_401_and_touch_nothing() {
     let lab = lab();
     let body = call("get_switches", "");
+    // Three refusals on one connection; the third closes it (MAX_AUTH_FAILURES).
     let (r, code, _) = converse(
         &lab,
         &[],
@@ -244,7 +245,10 @@ fn wrong_credentials_get_401_and_touch_nothing() {
         ),
     );
     assert_eq!(code, 0);
-    assert_eq!(r.len(), 4, "{r:?}");
+    assert_eq!(r.len(), 3, "{r:?}");
+    assert_eq!(r[2].header("Connection"), Some("close"));
+    let (fourth, _, _) = converse(&lab, &[], &post(Some("Basic !!"), &body));
+    let r: Vec<Resp> = r.into_iter().chain(fourth).collect();
     assert_eq!(r[0].status, 401);
     assert_eq!(
         r[0].body,
@@ -274,6 +278,12 @@ fn wrong_credentials_get_401_and_touch_nothing() {
         .audit()
         .iter()
         .all(|a| a["what"]["op"] != "get_switches"));
+    // Refusals that carried credentials are audited (the missing header is not).
+    let audit = lab.audit();
+    let refused: Vec<&Value> = audit.iter().filter(|a| a["event"] == "refused").collect();
+    assert_eq!(refused.len(), 3, "{refused:?}");
+    assert_eq!(refused[0]["who"]["http_user"], "ironic");
+    assert_eq!(refused[0]["how"]["msg"], "Incorrect username or password");
 
     // An unauthenticated GET is refused by auth before the method check.
     let (r, _, _) = converse(&lab, &[], "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -323,7 +333,9 @@ fn errors_are_http_200_with_ironic_exception_classes() {
     );
     assert!(r.iter().all(|r| r.status == 200), "{r:?}");
     let v: Vec<Value> = r.iter().map(Resp::json).collect();
-    for (i, needle) in [(0, "denied by"), (1, "unknown device"), (2, "port")] {
+    // A caller is never told whether a device outside its scope exists: sw9 (unknown) gets
+    // the answer a configured device of another caller would.
+    for (i, needle) in [(0, "denied by"), (1, "may not use device"), (2, "port")] {
         assert_eq!(
             v[i]["error"]["data"]["class"], "ironic.common.exception.InvalidParameterValue",
             "{}",
@@ -485,4 +497,182 @@ fn the_shipped_systemd_unit_runs_a_valid_command_line() {
     let out = common::mercury(args).run();
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.is_empty(), "{}", out.stdout);
+}
+
+/// A `serve-jsonrpc --inetd` process on pipes, for tests that talk to it step by step.
+fn spawn_server(lab: &Lab, extra: &[&str]) -> std::process::Child {
+    Command::new(common::mercury_bin())
+        .arg("--config")
+        .arg(&lab.config)
+        .args(["serve-jsonrpc", "--inetd", "--htpasswd"])
+        .arg(lab.path("htpasswd"))
+        .args(extra)
+        .env("REMOTE_ADDR", "192.0.2.7")
+        .env_remove("SSH_CONNECTION")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+const UPDATE_GI3: &str = r#""switch_id": "sw1", "port_name": "Gi1/0/3", "description": "d", "mode": "access", "native_vlan": 150, "allowed_vlans": null, "lag_name": null, "default_vlan": null"#;
+
+/// Regression (issue 13 item 8): with two Content-Length fields the first won, and the
+/// bytes past it ran as a second, smuggled request.
+#[test]
+fn duplicate_content_length_is_a_400_and_closes() {
+    let lab = lab();
+    let before = lab.transcript("sw1").len();
+    let smuggled = post(Some(GOOD), &call("update_port", UPDATE_GI3));
+    let head = format!(
+        "POST / HTTP/1.1\r\nHost: x\r\nAuthorization: {GOOD}\r\nContent-Length: 2\r\nContent-Length: {}\r\n\r\n{{}}",
+        smuggled.len() + 2
+    );
+    let (r, code, _) = converse(&lab, &[], &format!("{head}{smuggled}"));
+    assert_eq!(code, 0);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].status, 400);
+    assert_eq!(r[0].header("Connection"), Some("close"));
+    assert_eq!(lab.transcript("sw1").len(), before, "the smuggled call ran");
+    assert!(lab.port("sw1", "GigabitEthernet1/0/3")["access_vlan"] != 150);
+}
+
+/// Regression (issue 13 item 8): `Content-Length: +N` was read as N.
+#[test]
+fn signed_content_length_is_a_400_and_closes() {
+    let lab = lab();
+    let before = lab.transcript("sw1").len();
+    let body = call("update_port", UPDATE_GI3);
+    let request = post(Some(GOOD), &body).replace(
+        &format!("Content-Length: {}", body.len()),
+        &format!("Content-Length: +{}", body.len()),
+    );
+    let (r, _, _) = converse(&lab, &[], &format!("{request}{}", post(Some(GOOD), &body)));
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].status, 400);
+    assert_eq!(lab.transcript("sw1").len(), before);
+}
+
+/// Regression (issue 13 item 8): `100 Continue` was sent before the credentials were
+/// checked, inviting an unauthenticated client to send its body.
+#[test]
+fn continue_is_sent_only_after_authentication() {
+    let lab = lab();
+    let body = call("get_switches", "");
+    let expecting = |auth: &str| {
+        post(Some(auth), "").replace(
+            "Content-Length: 0\r\n",
+            &format!("Expect: 100-continue\r\nContent-Length: {}\r\n", body.len()),
+        )
+    };
+    // Wrong credentials, body held back: one 401 that closes, no 100.
+    let (r, code, _) = converse(&lab, &[], &expecting(WRONG));
+    assert_eq!(code, 0);
+    assert_eq!(
+        r.iter().map(|r| r.status).collect::<Vec<_>>(),
+        vec![401],
+        "{r:?}"
+    );
+    assert_eq!(r[0].header("Connection"), Some("close"));
+
+    // Good credentials: 100 Continue, then the body is read and answered.
+    let mut child = spawn_server(&lab, &[]);
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    stdin.write_all(expecting(GOOD).as_bytes()).unwrap();
+    let mut got = Vec::new();
+    let mut byte = [0u8; 1];
+    while !got.ends_with(b"\r\n\r\n") {
+        assert_eq!(stdout.read(&mut byte).unwrap(), 1, "{got:?}");
+        got.push(byte[0]);
+    }
+    assert_eq!(got, b"HTTP/1.1 100 Continue\r\n\r\n");
+    stdin.write_all(body.as_bytes()).unwrap();
+    drop(stdin);
+    let mut rest = Vec::new();
+    stdout.read_to_end(&mut rest).unwrap();
+    let r = parse_responses(&rest);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].status, 200);
+    assert!(r[0].json()["result"]["02:00:00:00:01:01"].is_object());
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+/// Regression (issue 13 item 8): failed logins were neither audited nor limited; a client
+/// could guess passwords on one connection for as long as it liked.
+#[test]
+fn failed_authentications_are_audited_and_close_the_connection_after_three() {
+    let lab = lab();
+    let body = call("get_switches", "");
+    let nobody = "Basic bm9ib2R5OnNlY3JldA=="; // nobody:secret
+    let input = [WRONG, nobody, WRONG, WRONG, GOOD]
+        .iter()
+        .map(|a| post(Some(a), &body))
+        .collect::<String>();
+    let (r, code, stderr) = converse(&lab, &[], &input);
+    assert_eq!(code, 0);
+    assert_eq!(
+        r.iter().map(|r| r.status).collect::<Vec<_>>(),
+        vec![401, 401, 401],
+        "{r:?}"
+    );
+    assert_eq!(r[2].header("Connection"), Some("close"));
+    assert!(
+        stderr.contains("refused POST from 192.0.2.7 (user nobody)"),
+        "{stderr}"
+    );
+    let audit = lab.audit();
+    let refused: Vec<&Value> = audit.iter().filter(|a| a["event"] == "refused").collect();
+    assert_eq!(refused.len(), 3, "{audit:?}");
+    assert_eq!(
+        refused
+            .iter()
+            .map(|a| a["who"]["http_user"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        vec!["ironic", "nobody", "ironic"]
+    );
+    for (i, a) in refused.iter().enumerate() {
+        assert_eq!(a["who"]["http_client"], "192.0.2.7");
+        assert_eq!(a["how"]["http_status"], 401);
+        assert_eq!(a["how"]["failures_on_connection"], i + 1);
+        assert!(
+            !a.to_string().contains("secret"),
+            "a password reached the audit log"
+        );
+    }
+    // The good request after the close never ran.
+    assert!(audit.iter().all(|a| a["what"]["op"] != "get_switches"));
+}
+
+/// Regression (issue 13 item 8): a request dripped a byte at a time survived far longer
+/// than any timeout (12 s against --idle-timeout 2). Now its head and body must arrive
+/// within --request-timeout of its first byte: the drip is cut with a 408 long before its
+/// last byte.
+#[test]
+fn a_slow_drip_is_cut_at_the_request_deadline() {
+    let lab = lab();
+    let mut child = spawn_server(&lab, &["--idle-timeout", "2", "--request-timeout", "1"]);
+    let mut stdin = child.stdin.take().unwrap();
+    let request = post(Some(GOOD), &call("get_switches", ""));
+    let total = request.len();
+    let drip = std::thread::spawn(move || {
+        let mut sent = 0;
+        for b in request.as_bytes() {
+            if stdin.write_all(&[*b]).and_then(|_| stdin.flush()).is_err() {
+                break;
+            }
+            sent += 1;
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        sent
+    });
+    let mut out = Vec::new();
+    child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
+    let r = parse_responses(&out);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0].status, 408);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let sent = drip.join().unwrap();
+    assert!(sent < total / 2, "{sent} of {total} bytes were accepted");
 }

@@ -17,6 +17,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("request", 1),
     ("config", 2),
     ("catalog", 3),
+    ("tls", 3),
     ("policy", 4),
     ("transport", 4),
     ("session", 5),

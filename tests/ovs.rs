@@ -74,9 +74,12 @@ fn plug_port_adds_the_representor_to_br_int_with_external_ids_and_tag() {
     );
     assert_eq!(ovs.iface_id("pf0vf3", "node-uuid").as_deref(), Some(NODE));
     assert_eq!(ovs.vlans("pf0vf3"), vlans("120", "[]", "access"));
-    // One read, then ONE ovs-vsctl invocation carrying the whole change.
+    // One read, then ONE ovs-vsctl invocation carrying the whole change, then the read
+    // back (read before write is the default).
     let cmds = v["commands"].as_array().unwrap();
-    assert_eq!(cmds.len(), 2, "{v}");
+    assert_eq!(cmds.len(), 3, "{v}");
+    assert_eq!(cmds[0]["input"], cmds[2]["input"], "{v}");
+    assert_eq!(v["verified"], true, "{v}");
     let write = cmds[1]["input"].as_str().unwrap();
     assert!(
         write.contains("-- --may-exist add-port br-int pf0vf3 --"),
@@ -283,7 +286,7 @@ fn rejected_values_never_run_ovs_vsctl_and_leave_the_database_untouched() {
     assert_eq!(ovs.dump(), before);
     // The same wrapper does run for a valid request (the prefix is honoured).
     plug(&lab, "pf0vf3", "vif-1", "").expect(0);
-    assert_eq!(ovs.wrapper_log("vsctl").len(), 2);
+    assert_eq!(ovs.wrapper_log("vsctl").len(), 3, "read, write, read back");
 }
 
 #[test]
@@ -317,7 +320,8 @@ fn plug_refuses_a_missing_bridge_and_a_port_on_another_bridge() {
     let ovs = ovs_or_skip!();
     ovs.add_bridge("br-ex");
     ovs.add_port("br-ex", "p0");
-    let lab = lab(&ovs, "");
+    // The network team lists the bridges requests may name; br-nope is listed but absent.
+    let lab = lab(&ovs, "bridges = [\"br-int\", \"br-nope\"]");
     let before = ovs.dump();
     let v = plug(&lab, "pf0vf3", "vif-1", r#","bridge":"br-nope""#).expect(1);
     assert!(
@@ -347,7 +351,10 @@ fn plug_refuses_a_missing_bridge_and_a_port_on_another_bridge() {
 fn bridge_comes_from_the_request_then_the_device_then_br_int() {
     let ovs = ovs_or_skip!();
     ovs.add_bridge("br-dpu");
-    let lab = lab(&ovs, "bridge = \"br-dpu\"");
+    let lab = lab(
+        &ovs,
+        "bridge = \"br-dpu\"\nbridges = [\"br-dpu\", \"br-int\"]",
+    );
     plug(&lab, "pf0vf1", "vif-1", "").expect(0);
     assert_eq!(ovs.bridge_of("pf0vf1"), "br-dpu");
     plug(&lab, "pf0vf2", "vif-2", r#","bridge":"br-int""#).expect(0);
@@ -481,7 +488,7 @@ fn dry_run_shows_the_transaction_and_touches_nothing() {
         .expect(0);
     assert_eq!(v["dry_run"], true);
     let cmds = v["commands"].as_array().unwrap();
-    assert_eq!(cmds.len(), 2, "{v}");
+    assert_eq!(cmds.len(), 3, "read, transaction, read back: {v}");
     assert!(cmds[1]["input"]
         .as_str()
         .unwrap()
@@ -608,7 +615,7 @@ fn a_batch_of_ports_is_one_transaction_and_one_refusal_stops_all() {
     )
     .expect(0);
     let cmds = v["commands"].as_array().unwrap();
-    assert_eq!(cmds.len(), 2, "one read, one write: {v}");
+    assert_eq!(cmds.len(), 3, "one read, one write, the read back: {v}");
     assert_eq!(ovs.vlans("pf0vf1"), vlans("120", "[]", "access"));
     assert_eq!(ovs.vlans("pf0vf2"), vlans("130", "[]", "access"));
     // pf0vf9 is not plugged: the request is refused as a whole, pf0vf1 keeps VLAN 120.
@@ -755,9 +762,9 @@ fn ovs_requests_coalesce_into_the_lock_holders_run() {
         assert_eq!(v["changed"], true, "{v}");
         assert_eq!(v["data"]["coalesced"]["role"], "waiter", "{v}");
         assert_eq!(v["data"]["coalesced"]["holder_request_id"], "ovs-1", "{v}");
-        // Its own read and its own transaction, nobody else's.
+        // Its own read, its own transaction and its own read back, nobody else's.
         let inputs = ran.inputs();
-        assert_eq!(inputs.len(), 2, "{inputs:?}");
+        assert_eq!(inputs.len(), 3, "{inputs:?}");
         let port = format!("pf0vf{}", id.trim_start_matches("ovs-"));
         assert!(
             inputs[1].contains(&format!("add-port br-int {port}")),
@@ -768,4 +775,109 @@ fn ovs_requests_coalesce_into_the_lock_holders_run() {
         assert_eq!(ovs.bridge_of(port), "br-int");
         assert_eq!(ovs.vlans(port), vlans(tag, "[]", "access"), "{port}");
     }
+}
+
+/// A caller may not plug onto, or unplug from, a bridge the device does not list (the
+/// uplink bridge br-ex held a host port and its uplink was deleted this way).
+#[test]
+fn a_bridge_the_device_does_not_list_is_refused_for_plug_and_unplug() {
+    let ovs = ovs_or_skip!();
+    ovs.add_bridge("br-ex");
+    ovs.add_port("br-ex", "p0");
+    let lab = lab(&ovs, "");
+    let before = ovs.dump();
+    for (what, extra) in [
+        (
+            "plug_port",
+            r#","vif_id":"vif-1","vlan":120,"bridge":"br-ex""#,
+        ),
+        ("unplug_port", r#","bridge":"br-ex""#),
+    ] {
+        let port = if what == "plug_port" { "pf0vf3" } else { "p0" };
+        let v = op(&lab, what, port, extra).expect(77);
+        assert!(
+            v["msg"].as_str().unwrap().contains("devices.dpu-7.bridges"),
+            "{what}: {v}"
+        );
+        assert_eq!(v["commands"].as_array().unwrap().len(), 0, "{v}");
+    }
+    assert_eq!(ovs.dump(), before);
+    assert!(ovs.has_port("p0"));
+}
+
+/// A port plugged without a VLAN carries every VLAN of br-int: a caller limited to some
+/// VLANs may not make one unless the device lists it in flat_ports.
+#[test]
+fn a_caller_may_not_plug_a_flat_port_unless_the_device_allows_it() {
+    let ovs = ovs_or_skip!();
+    let lab = lab(&ovs, "");
+    lab.append_config(
+        "\n[callers.conductor]\ndevices = [\"dpu-7\"]\nallowed_vlans = [\"100-199\"]\n",
+    );
+    let before = ovs.dump();
+    let serve = |cmd: &str| {
+        lab.mercury(["serve-ssh", "--caller", "conductor"])
+            .env("SSH_ORIGINAL_COMMAND", cmd)
+            .run()
+    };
+    let v = serve("plug-port --device dpu-7 --port pf0vf3 --vif-id vif-1 --reason t").expect(77);
+    assert!(
+        v["msg"]
+            .as_str()
+            .unwrap()
+            .contains("devices.dpu-7.flat_ports"),
+        "{v}"
+    );
+    assert_eq!(ovs.dump(), before);
+    // With a VLAN it may.
+    serve("plug-port --device dpu-7 --port pf0vf3 --vif-id vif-1 --vlan 120 --reason t").expect(0);
+    assert_eq!(ovs.vlans("pf0vf3"), vlans("120", "[]", "access"));
+    // Listed in flat_ports, it may plug one without.
+    let text = std::fs::read_to_string(&lab.config).unwrap();
+    lab.write_config(&text.replace(
+        "[devices.dpu-7]\n",
+        "[devices.dpu-7]\nflat_ports = [\"conductor\"]\n",
+    ));
+    serve("plug-port --device dpu-7 --port pf0vf4 --vif-id vif-2 --reason t").expect(0);
+    assert_eq!(ovs.vlans("pf0vf4"), vlans("[]", "[]", "[]"));
+}
+
+/// Only ports Mercury plugged (marked in external_ids) are changed or unplugged: a patch
+/// port or another agent's port on br-int is never touched.
+#[test]
+fn ports_mercury_did_not_plug_are_never_changed_or_unplugged() {
+    let ovs = ovs_or_skip!();
+    ovs.add_port("br-int", "patch-tun");
+    ovs.vsctl(&[
+        "set",
+        "Interface",
+        "patch-tun",
+        "external_ids:iface-id=not-ours",
+    ]);
+    let lab = lab(&ovs, "");
+    let before = ovs.dump();
+    for (what, extra) in [
+        ("unplug_port", ""),
+        ("attach_port", r#","vlan":120"#),
+        ("reset_port", ""),
+        ("plug_port", r#","vif_id":"vif-1","vlan":120"#),
+    ] {
+        let v = op(&lab, what, "patch-tun", extra).expect(1);
+        assert!(
+            v["msg"]
+                .as_str()
+                .unwrap()
+                .contains("not plugged by Mercury"),
+            "{what}: {v}"
+        );
+    }
+    assert_eq!(ovs.dump(), before);
+    // A port Mercury plugged carries the mark, and unplugs.
+    plug(&lab, "pf0vf3", "vif-1", r#","vlan":120"#).expect(0);
+    assert_eq!(
+        ovs.iface_id("pf0vf3", "plugged-by").as_deref(),
+        Some("mercury")
+    );
+    op(&lab, "unplug_port", "pf0vf3", "").expect(0);
+    assert!(!ovs.has_port("pf0vf3"));
 }

@@ -69,8 +69,8 @@ fn plug_attach_and_unplug_over_ssh_exec() {
         ovs.vlans("pf0vf3"),
         ("120".into(), "[]".into(), "access".into())
     );
-    // Each line went through sshd as one exec: a read and one transaction.
-    assert_eq!(ovs.wrapper_log("vsctl").len(), 2);
+    // Each line went through sshd as one exec: a read, one transaction, the read back.
+    assert_eq!(ovs.wrapper_log("vsctl").len(), 3, "read, write, read back");
 
     // Idempotent re-plug: only the read crosses the wire.
     let v = run(
@@ -82,7 +82,7 @@ fn plug_attach_and_unplug_over_ssh_exec() {
     )
     .expect(0);
     assert_eq!(v["changed"], false, "{v}");
-    assert_eq!(ovs.wrapper_log("vsctl").len(), 3);
+    assert_eq!(ovs.wrapper_log("vsctl").len(), 4);
 
     run(
         &lab,
@@ -106,7 +106,8 @@ fn plug_attach_and_unplug_over_ssh_exec() {
         r#"{"op":"plug_port","device":"dpu-7","port":"pf0vf3;reboot","vif_id":"v","reason":"r"}"#,
     )
     .expect(65);
-    assert_eq!(ovs.wrapper_log("vsctl").len(), 5);
+    // plug 3 (read, write, read back) + idempotent re-plug 1 + update 3: nothing more.
+    assert_eq!(ovs.wrapper_log("vsctl").len(), 7);
     assert_eq!(ovs.dump(), before);
 
     run(

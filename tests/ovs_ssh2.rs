@@ -90,7 +90,11 @@ fn plug_trunk_and_unplug_over_the_ssh_transport() {
         ovs.vlans("pf0vf3"),
         ("120".into(), "[]".into(), "access".into())
     );
-    assert_eq!(ovs.wrapper_log("vsctl").len(), 2, "a read and one write");
+    assert_eq!(
+        ovs.wrapper_log("vsctl").len(),
+        3,
+        "a read, one write, the read back"
+    );
 
     let v = run(
         &lab,

@@ -779,6 +779,28 @@ impl Ios {
                     vlan_ranges(l2.allowed, ",", "-")
                 ));
             }
+        } else if self.p == DellPowerconnect && l2.mode.as_deref() == Some("hybrid") {
+            // A general-mode port, as PowerConnect writes it: the PVID, then its untagged
+            // and tagged memberships.
+            s.push_str(" switchport mode general\n");
+            if let Some(v) = l2.native_vlan {
+                s.push_str(&format!(" switchport general pvid {v}\n"));
+                s.push_str(&format!(
+                    " switchport general allowed vlan add {v} untagged\n"
+                ));
+            }
+            let tagged: Vec<u16> = l2
+                .allowed
+                .iter()
+                .copied()
+                .filter(|v| Some(*v) != *l2.native_vlan)
+                .collect();
+            if !tagged.is_empty() {
+                s.push_str(&format!(
+                    " switchport general allowed vlan add {} tagged\n",
+                    vlan_ranges(&tagged, ",", "-")
+                ));
+            }
         } else {
             if let Some(v) = l2.access_vlan {
                 s.push_str(&format!(" switchport access vlan {v}\n"));

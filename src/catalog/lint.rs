@@ -232,6 +232,14 @@ fn lint_verify(p: &Platform) -> Vec<String> {
             VERIFY_PARSERS.join(", ")
         ));
     }
+    if p.vlans_by_name() && spec.vlan_table.is_none() {
+        out.push("network_delete names VLANs by {vlan_name}: declare verify.vlan_table, the show line that lists VLANs by name and id, so that a request's id selects the VLAN".into());
+    }
+    if let Some(t) = &spec.vlan_table {
+        if t.contains('{') {
+            out.push("verify.vlan_table is sent as written: no {variables}".into());
+        }
+    }
     // The ovsdb driver reads OVSDB itself; everyone else needs show lines.
     let ovsdb = spec.parser == "ovsdb";
     if ovsdb != (p.kind == Kind::Ovsdb) {

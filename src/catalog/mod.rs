@@ -41,6 +41,9 @@ pub enum CatalogError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// A catalog file or directory that may not be trusted (see `config::trust`).
+    #[error(transparent)]
+    Untrusted(crate::config::ConfigError),
     /// TOML syntax or an unknown key.
     #[error("catalog {source_name}: {message}")]
     Parse {
@@ -397,6 +400,10 @@ pub struct VerifySpec {
     /// Fields the show output never carries (`description` on SONiC without a description
     /// column): an expectation on one is reported as not verified, never as verified.
     pub unread: BTreeSet<String>,
+    /// The show line listing the device's VLANs by name and id, on platforms that key VLANs
+    /// by name (Junos `set vlans NAME vlan-id N`): read before a VLAN is created or deleted,
+    /// so that the id a request names is what selects the VLAN.
+    pub vlan_table: Option<String>,
 }
 
 /// Whether and how a platform's ports can be read back.
@@ -438,6 +445,14 @@ impl Platform {
             return Ok(t);
         }
         Err(self.why_not(action))
+    }
+
+    /// Whether the platform keys VLANs by name (its `network_delete` template names the
+    /// VLAN by `{vlan_name}`): a request's name could then select another VLAN than its id.
+    pub fn vlans_by_name(&self) -> bool {
+        self.templates
+            .get("network_delete")
+            .is_some_and(|t| t.iter().any(|t| t.vars().any(|v| v == "vlan_name")))
     }
 
     /// Whether the platform carries out `action` (a template, or a driver action).
@@ -637,6 +652,18 @@ impl Catalog {
     /// same name replaces an earlier one). A missing directory is not an error.
     pub fn load(dir: &Path) -> Result<Catalog, CatalogError> {
         let mut c = Catalog::builtin()?;
+        // A catalog file writes the lines sent to switches: its directory and each file are
+        // trusted like the configuration (owner root or the running user, nobody else can
+        // write them or any directory above them).
+        match crate::config::trust::check_read_dir(dir, crate::config::Role::Plugins) {
+            Err(crate::config::ConfigError::Read { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                return Ok(c)
+            }
+            Err(e) => return Err(CatalogError::Untrusted(e)),
+            Ok(()) => {}
+        }
         let entries = match fs::read_dir(dir) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(c),
@@ -653,10 +680,8 @@ impl Catalog {
             .collect();
         files.sort();
         for path in files {
-            crate::config::check_config_mode(&path).map_err(|e| CatalogError::Parse {
-                source_name: path.display().to_string(),
-                message: e.to_string(),
-            })?;
+            crate::config::trust::check_file(&path, crate::config::Role::Plugins)
+                .map_err(CatalogError::Untrusted)?;
             let text = fs::read_to_string(&path).map_err(|source| CatalogError::Read {
                 path: path.clone(),
                 source,

@@ -111,6 +111,7 @@ struct RawVerify {
     mode_default: Option<String>,
     #[serde(default)]
     unread: BTreeSet<String>,
+    vlan_table: Option<String>,
     unsupported: Option<String>,
 }
 
@@ -307,5 +308,6 @@ fn compile_verify(r: Option<&RawVerify>) -> Result<Verify, String> {
         modes: r.modes.clone(),
         mode_default: r.mode_default.clone(),
         unread: r.unread.clone(),
+        vlan_table: r.vlan_table.clone(),
     }))
 }

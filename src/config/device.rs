@@ -98,6 +98,27 @@ pub struct Device {
     /// platform's catalog says which it knows, their values and what they change; every
     /// value is a short word (letters, digits, `. _ - :`), booleans and numbers as text.
     pub options: BTreeMap<String, String>,
+    /// OVS: the bridges requests may plug into and unplug from (default: the integration
+    /// bridge only).
+    pub bridges: Vec<String>,
+    /// OVS: callers (`[callers.NAME]`) that may plug a port without a VLAN, which carries
+    /// every VLAN of the bridge (local, unscoped runs always may).
+    pub flat_ports: Vec<String>,
+    /// Read the ports a request changes before and after it (read-before-write): nothing
+    /// is sent when they already are as requested, removals are authorised against what
+    /// the port carries, and a change the device accepted but does not show fails. Default
+    /// on where the platform can read ports.
+    pub verify: bool,
+    /// VLANs a change may take off a port (`None`: `allowed_vlans`); the idle VLAN always.
+    pub remove_vlans: Option<VlanSet>,
+}
+
+impl Device {
+    /// OVS: the bridge a port is plugged into when the request names none (`bridge`, else
+    /// the integration bridge `br-int`).
+    pub fn default_bridge(&self) -> String {
+        self.bridge.clone().unwrap_or_else(|| "br-int".into())
+    }
 }
 
 /// The `host_key` value that allows learning an unknown host key (never a changed one).
@@ -118,8 +139,7 @@ pub fn check_host_key(value: &str, allow_tofu: bool) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "{} is not an OpenSSH SHA256 fingerprint (`ssh-keygen -lf KEY.pub` prints it: SHA256: and 43 base64 characters){}",
-            validate::Escaped(value),
+            "not an OpenSSH SHA256 fingerprint (`ssh-keygen -lf KEY.pub` prints it: SHA256: and 43 base64 characters){}",
             if allow_tofu {
                 format!(" nor \"{TRUST_ON_FIRST_USE}\"")
             } else {
@@ -157,13 +177,10 @@ pub(super) fn build_device(
                     .collect(),
             }
         }
-        other => {
+        _ => {
             return Err(err(
                 "transport",
-                format!(
-                    "unknown transport {} (ssh, command, local)",
-                    validate::Escaped(other)
-                ),
+                "unknown transport (ssh, command, local)".to_string(),
             ))
         }
     };
@@ -206,13 +223,31 @@ pub(super) fn build_device(
         .as_deref()
         .map(|m| validate::mac("mac", m))
         .transpose()
-        .map_err(|e| err("mac", e.0))?;
+        .map_err(|_| {
+            err(
+                "mac",
+                "expected a MAC address like aa:bb:cc:dd:ee:ff".into(),
+            )
+        })?;
     let aliases = r.aliases.unwrap_or_default();
-    for a in &aliases {
-        validate::simple_name("alias", a, 128).map_err(|e| err("aliases", e.0))?;
+    for (i, a) in aliases.iter().enumerate() {
+        validate::simple_name("alias", a, 128).map_err(|_| {
+            err(
+                "aliases",
+                format!(
+                    "item {}: 1-128 letters, digits, '.', '_' and '-', starting with a letter or digit",
+                    i + 1
+                ),
+            )
+        })?;
     }
     if let Some(b) = &r.bridge {
-        validate::simple_name("bridge", b, 15).map_err(|e| err("bridge", e.0))?;
+        validate::simple_name("bridge", b, 15).map_err(|_| {
+            err(
+                "bridge",
+                "1-15 letters, digits, '.', '_' and '-', starting with a letter or digit".into(),
+            )
+        })?;
     }
     if let Some(db) = &r.ovs_db {
         validate::ovs_db(db).map_err(|m| err("ovs_db", m))?;
@@ -228,7 +263,7 @@ pub(super) fn build_device(
             if g.is_empty() || g.chars().any(validate::is_dangerous) {
                 return Err(err(
                     k,
-                    format!("invalid port pattern {}", validate::Escaped(g)),
+                    "a port pattern is empty or holds a control or invisible character".into(),
                 ));
             }
         }
@@ -240,13 +275,13 @@ pub(super) fn build_device(
         } else {
             Err(err(
                 k,
-                format!("{v} is not a number of seconds between 0 and 86400"),
+                "must be a number of seconds between 0 and 86400".into(),
             ))
         }
     };
     let max_sessions = r.max_sessions.unwrap_or(1);
     if !(1..=64).contains(&max_sessions) {
-        return Err(err("max_sessions", format!("{max_sessions} is not 1-64")));
+        return Err(err("max_sessions", "must be 1-64".into()));
     }
     if name.is_empty() {
         return Err(err("name", "empty".into()));
@@ -284,7 +319,19 @@ pub(super) fn build_device(
         denied_ports: r.denied_ports.unwrap_or_default(),
         ovs_db: r.ovs_db,
         ovs_vsctl: r.ovs_vsctl,
+        bridges: match r.bridges {
+            Some(b) => {
+                for name in &b {
+                    validate::simple_name("bridge", name, 15).map_err(|e| err("bridges", e.0))?;
+                }
+                b
+            }
+            None => vec![r.bridge.clone().unwrap_or_else(|| "br-int".into())],
+        },
         bridge: r.bridge,
+        flat_ports: r.flat_ports.unwrap_or_default(),
+        verify: r.verify.unwrap_or(true),
+        remove_vlans: r.remove_vlans,
         options: options(r.options.unwrap_or_default()).map_err(|m| err("options", m))?,
     })
 }
@@ -322,19 +369,24 @@ fn options(raw: BTreeMap<String, toml::Value>) -> Result<BTreeMap<String, String
     Ok(out)
 }
 
-/// Names, aliases and MACs must each identify exactly one device.
-pub(super) fn check_unique_names(devices: &BTreeMap<String, Device>) -> Result<(), KeyError> {
+/// Names, aliases and MACs must each identify exactly one device. The error names the
+/// device and the key (`aliases`, `mac`) whose value another device already uses.
+pub(super) fn check_unique_names(
+    devices: &BTreeMap<String, Device>,
+) -> Result<(), (String, &'static str, String)> {
     let mut seen: BTreeMap<String, &str> = BTreeMap::new();
     for d in devices.values() {
-        let ids = std::iter::once(d.name.clone())
-            .chain(d.aliases.iter().cloned())
-            .chain(d.mac.iter().cloned());
-        for id in ids {
-            if let Some(other) = seen.insert(id.clone(), &d.name) {
+        let ids = std::iter::once((d.name.clone(), "name"))
+            .chain(d.aliases.iter().map(|a| (a.clone(), "aliases")))
+            .chain(d.mac.iter().map(|m| (m.clone(), "mac")));
+        for (id, key) in ids {
+            if let Some(other) = seen.insert(id, &d.name) {
                 if other != d.name {
+                    let key = if key == "name" { "aliases" } else { key };
                     return Err((
-                        format!("devices.{}", d.name),
-                        format!("name, alias or mac {id:?} is also used by devices.{other}"),
+                        d.name.clone(),
+                        key,
+                        format!("a name, alias or mac here is also used by devices.{other}"),
                     ));
                 }
             }

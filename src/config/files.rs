@@ -1,11 +1,10 @@
-//! File trust, as OpenSSH's StrictModes: the config and catalog files may not be writable by
-//! others, secret files not readable by them; a secret is read only through here and never
-//! appears in an error message.
+//! Secrets: a device's secret files are trust-checked ([`super::trust`]) and read only
+//! through here, one line each; a secret's value never appears in an error message.
 
 use std::fs;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+use super::trust::{self, Role};
 use super::{ConfigError, Device};
 
 /// A device's secrets, read once per request: every secret file's mode checked once, the
@@ -28,10 +27,10 @@ impl std::fmt::Debug for Secrets {
 }
 
 impl Secrets {
-    /// Checks every secret file `device` names (key file included) and reads the
-    /// one-line ones.
+    /// Checks every file `device` names (secrets, key file, known_hosts; see
+    /// [`Device::check_files`]) and reads the one-line secrets.
     pub fn read(device: &Device) -> Result<Secrets, ConfigError> {
-        device.check_secret_modes()?;
+        device.check_files()?;
         let read = |p: &Option<std::path::PathBuf>| p.as_deref().map(read_checked).transpose();
         Ok(Secrets {
             password: read(&device.password_file)?,
@@ -49,18 +48,31 @@ impl Secrets {
 }
 
 /// Reads a one-line secret (password, passphrase, enable secret, `user:password`) after the
-/// mode check. The trailing newline is removed; the value is never logged.
+/// trust check. The trailing newline is removed; the value is never logged.
 pub fn read_secret(path: &Path) -> Result<String, ConfigError> {
     check_secret_mode(path)?;
     read_checked(path)
 }
 
+/// A secret file holds one line: the value, optionally followed by one newline. Anything
+/// after that (a second line, a forgotten note, two secrets pasted together) is refused
+/// rather than guessed at; the message never shows the contents.
 fn read_checked(path: &Path) -> Result<String, ConfigError> {
     let text = fs::read_to_string(path).map_err(|source| ConfigError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    Ok(text.trim_end_matches(['\r', '\n']).to_string())
+    let value = text
+        .strip_suffix("\r\n")
+        .or_else(|| text.strip_suffix('\n'))
+        .unwrap_or(&text);
+    if value.contains(['\n', '\r']) {
+        return Err(ConfigError::Secret {
+            path: path.to_path_buf(),
+            problem: "holds more than one line; a secret file holds exactly one (the value)",
+        });
+    }
+    Ok(value.to_string())
 }
 
 impl Device {
@@ -77,48 +89,38 @@ impl Device {
         .collect()
     }
 
-    /// Checks that no secret file can be read or written by group or others.
+    /// Checks every secret file (owner, mode, directories; see [`super::trust`]).
     pub fn check_secret_modes(&self) -> Result<(), ConfigError> {
         for (_, path) in self.secret_files() {
             check_secret_mode(path)?;
         }
         Ok(())
     }
+
+    /// Every file a session with this device would read, trust-checked as a run does before
+    /// connecting (and `mercury check` the same way): the secrets, and for SSH the
+    /// known_hosts file (or, when trust-on-first-use is to create it, its directory).
+    pub fn check_files(&self) -> Result<(), ConfigError> {
+        self.check_secret_modes()?;
+        if self.transport == super::TransportKind::Ssh {
+            if let Some(path) = &self.known_hosts {
+                trust::check_file_or_creatable(path, Role::KnownHosts)?;
+            }
+        }
+        Ok(())
+    }
 }
 
-/// Refuses a secret readable or writable by group or others (OpenSSH's rule for keys).
+/// Refuses a secret that is not the running user's or root's, that group or others can
+/// read or write, or that sits below a directory others can change (OpenSSH's rules for
+/// private keys, with StrictModes for the directories).
 pub fn check_secret_mode(path: &Path) -> Result<(), ConfigError> {
-    let meta = fs::metadata(path).map_err(|source| ConfigError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mode = meta.mode() & 0o7777;
-    if mode & 0o077 != 0 {
-        return Err(ConfigError::UnsafeMode {
-            path: path.to_path_buf(),
-            mode,
-            why: "group or others can access a secret",
-            fix: "chmod 600 it",
-        });
-    }
-    Ok(())
+    trust::check_file(path, Role::Secret)
 }
 
-/// Refuses a config file that group or others can write (they could add devices or lift
-/// policy), like sshd's StrictModes.
+/// Refuses a configuration file that group or others can write, that someone other than
+/// root or the running user owns, or that sits below a directory others can change: they
+/// could add devices or lift policy.
 pub fn check_config_mode(path: &Path) -> Result<(), ConfigError> {
-    let meta = fs::metadata(path).map_err(|source| ConfigError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mode = meta.mode() & 0o7777;
-    if mode & 0o022 != 0 {
-        return Err(ConfigError::UnsafeMode {
-            path: path.to_path_buf(),
-            mode,
-            why: "group or others can change the configuration",
-            fix: "chmod go-w it",
-        });
-    }
-    Ok(())
+    trust::check_file(path, Role::Config)
 }

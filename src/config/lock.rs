@@ -35,20 +35,46 @@ pub struct EtcdSettings {
     pub credentials_file: Option<PathBuf>,
     /// This host's name in holder info.
     pub host: String,
+    /// TLS material for `https://` endpoints.
+    pub tls: Option<EtcdTls>,
 }
 
-/// One etcd client endpoint (plain HTTP; TLS is terminated by a local proxy).
+/// How to speak TLS to etcd: whom to trust, and what to present.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EtcdTls {
+    /// PEM CA certificates that signed etcd's server certificates (`ca_file`).
+    pub ca_file: PathBuf,
+    /// PEM client certificate and private key (`cert_file`, `key_file`), for etcd's
+    /// `--client-cert-auth`; the key is a secret (mode 0600).
+    pub client: Option<(PathBuf, PathBuf)>,
+}
+
+/// One etcd client endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EtcdEndpoint {
     /// Host name or address.
     pub host: String,
     /// TCP port.
     pub port: u16,
+    /// `https://`.
+    pub tls: bool,
+}
+
+impl EtcdEndpoint {
+    /// `http(s)://host:port`, an IPv6 address in brackets.
+    pub fn url(&self) -> String {
+        let scheme = if self.tls { "https" } else { "http" };
+        if self.host.contains(':') {
+            format!("{scheme}://[{}]:{}", self.host, self.port)
+        } else {
+            format!("{scheme}://{}:{}", self.host, self.port)
+        }
+    }
 }
 
 impl std::fmt::Display for EtcdEndpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "http://{}:{}", self.host, self.port)
+        f.write_str(&self.url())
     }
 }
 
@@ -121,21 +147,7 @@ pub(super) fn build_lock(
             ),
         ));
     }
-    for (k, set) in [
-        ("ca_file", r.ca_file.is_some()),
-        ("cert_file", r.cert_file.is_some()),
-        ("key_file", r.key_file.is_some()),
-    ] {
-        if set {
-            return Err(err(
-                k,
-                "TLS to etcd is not built in yet: point endpoints at a local TLS-terminating \
-                 proxy on 127.0.0.1 (docs/scale.md)"
-                    .into(),
-            ));
-        }
-    }
-    let raw_endpoints = r.endpoints.unwrap_or_default();
+    let raw_endpoints = r.endpoints.clone().unwrap_or_default();
     if raw_endpoints.is_empty() {
         return Err(err(
             "endpoints",
@@ -146,6 +158,7 @@ pub(super) fn build_lock(
     for e in &raw_endpoints {
         endpoints.push(parse_endpoint(e).map_err(|m| err("endpoints", m))?);
     }
+    let tls = build_tls(&r, endpoints.iter().any(|e| e.tls), resolve)?;
     let prefix = r.prefix.unwrap_or_else(|| "mercury/locks".into());
     if prefix.is_empty()
         || prefix.len() > 200
@@ -188,23 +201,63 @@ pub(super) fn build_lock(
         request_timeout: Duration::from_secs_f64(request_timeout),
         credentials_file: r.credentials_file.as_deref().map(resolve),
         host,
+        tls,
+    }))
+}
+
+/// `ca_file`, `cert_file`, `key_file`: needed (the CA) and only used with `https://`
+/// endpoints; the client certificate and key come together.
+fn build_tls(
+    r: &RawLock,
+    https: bool,
+    resolve: &dyn Fn(&Path) -> PathBuf,
+) -> Result<Option<EtcdTls>, KeyError> {
+    let err = |k: &str, m: &str| Err((k.to_string(), m.to_string()));
+    if !https {
+        for (k, set) in [
+            ("ca_file", r.ca_file.is_some()),
+            ("cert_file", r.cert_file.is_some()),
+            ("key_file", r.key_file.is_some()),
+        ] {
+            if set {
+                return err(k, "only used with https:// endpoints");
+            }
+        }
+        return Ok(None);
+    }
+    let Some(ca) = &r.ca_file else {
+        return err(
+            "ca_file",
+            "missing: https:// endpoints need the CA that signed etcd's server certificates \
+             (etcd --trusted-ca-file's CA, PEM)",
+        );
+    };
+    let client = match (&r.cert_file, &r.key_file) {
+        (Some(c), Some(k)) => Some((resolve(c), resolve(k))),
+        (None, None) => None,
+        (Some(_), None) => return err("key_file", "missing: cert_file needs its key_file"),
+        (None, Some(_)) => return err("cert_file", "missing: key_file needs its cert_file"),
+    };
+    Ok(Some(EtcdTls {
+        ca_file: resolve(ca),
+        client,
     }))
 }
 
 fn parse_endpoint(text: &str) -> Result<EtcdEndpoint, String> {
-    if text.starts_with("https://") {
+    let (tls, rest) = if let Some(rest) = text.strip_prefix("https://") {
+        (true, rest)
+    } else if let Some(rest) = text.strip_prefix("http://") {
+        (false, rest)
+    } else {
         return Err(format!(
-            "{}: TLS to etcd is not built in yet; use a local TLS-terminating proxy and an \
-             http:// endpoint on 127.0.0.1 (docs/scale.md)",
+            "{}: expected http://host:port or https://host:port",
             validate::Escaped(text)
         ));
-    }
-    let rest = text
-        .strip_prefix("http://")
-        .ok_or_else(|| format!("{}: expected http://host:port", validate::Escaped(text)))?
-        .trim_end_matches('/');
+    };
+    let rest = rest.trim_end_matches('/');
     let (host, port) = match rest.rsplit_once(':') {
-        Some((h, p)) if !h.is_empty() => (
+        Some((h, p)) if !h.is_empty() && !h.ends_with(':') => (
             h.trim_start_matches('[').trim_end_matches(']'),
             p.parse::<u16>()
                 .map_err(|_| format!("{}: bad port", validate::Escaped(text)))?,
@@ -221,5 +274,6 @@ fn parse_endpoint(text: &str) -> Result<EtcdEndpoint, String> {
     Ok(EtcdEndpoint {
         host: host.to_string(),
         port,
+        tls,
     })
 }

@@ -1,9 +1,11 @@
 //! `mercury.toml`: devices, credentials (as file paths), policy and callers.
 //!
 //! This module owns loading and checking the local configuration, including the OpenSSH-style
-//! file-mode checks on the config and on secret files. It never reads a secret's contents
-//! except through [`Device::read_secret`], and never puts one in an error message.
-//! Policy *decisions* live in `policy`; this module only parses the policy keys.
+//! file-trust checks (`trust`) on the config, secrets, known_hosts and the directories
+//! Mercury writes in. It never reads a secret's contents except through [`Secrets`] and
+//! [`read_secret`], and no error message it makes repeats a configuration value: messages
+//! name the file, the line and the key (`diag`). Policy *decisions* live in `policy`; this
+//! module only parses the policy keys.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -12,16 +14,19 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 mod device;
+mod diag;
 mod files;
 mod jump;
 mod lock;
+pub mod trust;
 
 use device::{build_device, check_unique_names};
 pub use device::{check_host_key, Device, TransportKind, TRUST_ON_FIRST_USE};
 pub use files::{check_config_mode, check_secret_mode, read_secret, Secrets};
 pub use jump::JumpHost;
 use lock::{build_lock, RawCoalesce, RawLock};
-pub use lock::{CoalesceSettings, EtcdEndpoint, EtcdSettings, LockSettings};
+pub use lock::{CoalesceSettings, EtcdEndpoint, EtcdSettings, EtcdTls, LockSettings};
+pub use trust::Role;
 
 use crate::request::validate;
 use crate::request::vlan::{Vlan, VlanSet};
@@ -31,8 +36,8 @@ pub const DEFAULT_PATH: &str = "/etc/mercury/mercury.toml";
 const DEFAULT_LOCK_DIR: &str = "/run/mercury/locks";
 const DEFAULT_AUDIT_LOG: &str = "/var/log/mercury/audit.log";
 
-/// A configuration problem; always exit 78. Messages name the file and the key (and the
-/// line, where the TOML parser knows it).
+/// A configuration problem; always exit 78. Messages name the file, the line (where it is
+/// known) and the key, never the value.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file could not be read.
@@ -43,35 +48,46 @@ pub enum ConfigError {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// TOML syntax or an unknown / mistyped key (the parser's message has line and column).
+    /// TOML syntax or an unknown / mistyped key: line, column, key and what was expected.
     #[error("{path}: {message}")]
     Parse {
         /// The file.
         path: PathBuf,
-        /// The parser's message.
+        /// The message, without the offending value.
         message: String,
     },
     /// A key whose value is wrong in a way only Mercury can tell.
-    #[error("{path}: {key}: {message}")]
+    #[error("{path}: {}{key}: {message}", line.map(|l| format!("line {l}: ")).unwrap_or_default())]
     Invalid {
         /// The file.
         path: PathBuf,
+        /// The line the key is on, when it is in the file (not inherited from `[defaults]`).
+        line: Option<usize>,
         /// Dotted key, e.g. `devices.leaf-1.platform`.
         key: String,
-        /// What is wrong.
+        /// What is wrong (never the value).
         message: String,
     },
-    /// A file whose permissions would let someone else read a secret or change the config.
-    #[error("{path}: unsafe permissions {mode:04o} ({why}); {fix}")]
-    UnsafeMode {
+    /// A file or directory Mercury may not trust (owner, permissions, a link where none may
+    /// be); see [`trust`].
+    #[error("{path}: not trusted for {what}: {problem}; {fix}")]
+    Untrusted {
+        /// The file or directory at fault.
+        path: PathBuf,
+        /// What it was to be trusted for.
+        what: &'static str,
+        /// What is wrong with it.
+        problem: String,
+        /// The remedy.
+        fix: String,
+    },
+    /// A secret file that is not one line (its contents are never shown).
+    #[error("{path}: {problem}")]
+    Secret {
         /// The file.
         path: PathBuf,
-        /// Its permission bits.
-        mode: u32,
-        /// Who could do what.
-        why: &'static str,
-        /// The remedy.
-        fix: &'static str,
+        /// What is wrong.
+        problem: &'static str,
     },
 }
 
@@ -84,6 +100,9 @@ pub struct Caller {
     pub devices: Vec<String>,
     /// VLANs it may use, narrowing each device's own policy (`None`: the device's policy).
     pub allowed_vlans: Option<VlanSet>,
+    /// VLANs a change of its may take off a port (`None`: those it may use). Wider than
+    /// `allowed_vlans` so that tear-down still works after the network team narrows it.
+    pub remove_vlans: Option<VlanSet>,
 }
 
 /// The loaded configuration.
@@ -128,6 +147,7 @@ struct RawCaller {
     #[serde(default)]
     devices: Vec<String>,
     allowed_vlans: Option<VlanSet>,
+    remove_vlans: Option<VlanSet>,
 }
 
 /// Every key a `[defaults]` or `[devices.X]` table may hold. Global-only keys are refused
@@ -174,6 +194,10 @@ struct RawSettings {
     ovs_vsctl: Option<Vec<String>>,
     bridge: Option<String>,
     options: Option<BTreeMap<String, toml::Value>>,
+    bridges: Option<Vec<String>>,
+    flat_ports: Option<Vec<String>>,
+    verify: Option<bool>,
+    remove_vlans: Option<VlanSet>,
 }
 
 macro_rules! merge_fields {
@@ -226,6 +250,10 @@ impl RawSettings {
             ovs_db,
             ovs_vsctl,
             bridge,
+            bridges,
+            flat_ports,
+            verify,
+            remove_vlans,
         );
         merged.options = (!options.is_empty()).then_some(options);
         merged
@@ -233,31 +261,58 @@ impl RawSettings {
 }
 
 impl Config {
-    /// Reads, permission-checks and parses the configuration file.
+    /// Trust-checks ([`trust`]), reads and parses the configuration file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        check_config_mode(path)?;
         let text = fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        check_config_mode(path)?;
         Config::parse(path, &text)
     }
 
     /// Parses configuration text; `path` names it in messages and anchors relative paths.
     pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+        let source = diag::Source::new(text);
         let raw: RawFile = toml::from_str(text).map_err(|e| ConfigError::Parse {
             path: path.to_path_buf(),
-            message: e.to_string().trim_end().to_string(),
+            message: source.describe(&e),
         })?;
         let base = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."))
             .to_path_buf();
-        let invalid = |key: String, message: String| ConfigError::Invalid {
-            path: path.to_path_buf(),
-            key,
-            message,
+        // A message about `devices.NAME.KEY` (or a `[defaults]` value it inherited) with
+        // its line, and without any word of the value.
+        let invalid = |key: &[&str], message: String| {
+            let inherited = match key {
+                ["devices", _, k] => Some(["defaults", *k]),
+                _ => None,
+            };
+            let at = source
+                .value_text(key)
+                .map(|v| (key.to_vec(), v))
+                .or_else(|| inherited.and_then(|d| source.value_text(&d).map(|v| (d.to_vec(), v))));
+            let (line, shown, message) = match at {
+                Some((k, value)) if k != key => (
+                    source.line_of(&k),
+                    format!("{} (inherited by {})", k.join("."), key[..2].join(".")),
+                    diag::redact(&message, value),
+                ),
+                Some((k, value)) => (
+                    source.line_of(&k),
+                    key.join("."),
+                    diag::redact(&message, value),
+                ),
+                None => (source.line_of(key), key.join("."), message),
+            };
+            ConfigError::Invalid {
+                path: path.to_path_buf(),
+                line,
+                key: shown,
+                message,
+            }
         };
         let resolve = |p: &Path| {
             if p.is_absolute() {
@@ -270,9 +325,8 @@ impl Config {
         let defaults = raw.defaults;
         let mut devices = BTreeMap::new();
         for (name, dev) in raw.devices {
-            let key = format!("devices.{name}");
             validate::simple_name("device name", &name, 64)
-                .map_err(|e| invalid(key.clone(), e.0))?;
+                .map_err(|e| invalid(&["devices", &name], e.0))?;
             for (set, global) in [
                 (dev.lock_dir.is_some(), "lock_dir"),
                 (dev.audit_log.is_some(), "audit_log"),
@@ -280,29 +334,26 @@ impl Config {
             ] {
                 if set {
                     return Err(invalid(
-                        format!("{key}.{global}"),
+                        &["devices", &name, global],
                         "this key belongs in [defaults]".into(),
                     ));
                 }
             }
             let device = build_device(&name, dev.over(&defaults), &base, &resolve)
-                .map_err(|(k, m)| invalid(format!("{key}.{k}"), m))?;
+                .map_err(|(k, m)| invalid(&["devices", &name, &k], m))?;
             devices.insert(name, device);
         }
-        check_unique_names(&devices).map_err(|(k, m)| invalid(k, m))?;
+        check_unique_names(&devices).map_err(|(name, k, m)| invalid(&["devices", &name, k], m))?;
 
         let mut callers = BTreeMap::new();
         for (name, c) in raw.callers {
-            let key = format!("callers.{name}");
             validate::simple_name("caller name", &name, 64)
-                .map_err(|e| invalid(key.clone(), e.0))?;
-            for d in &c.devices {
-                if !devices.contains_key(d) {
-                    return Err(invalid(
-                        format!("{key}.devices"),
-                        format!("unknown device {}", validate::Escaped(d)),
-                    ));
-                }
+                .map_err(|e| invalid(&["callers", &name], e.0))?;
+            if let Some(i) = c.devices.iter().position(|d| !devices.contains_key(d)) {
+                return Err(invalid(
+                    &["callers", &name, "devices"],
+                    format!("item {} names no [devices] table", i + 1),
+                ));
             }
             callers.insert(
                 name.clone(),
@@ -310,22 +361,17 @@ impl Config {
                     name,
                     devices: c.devices,
                     allowed_vlans: c.allowed_vlans,
+                    remove_vlans: c.remove_vlans,
                 },
             );
         }
 
-        let lock =
-            build_lock(raw.lock, &resolve).map_err(|(k, m)| invalid(format!("lock.{k}"), m))?;
+        let lock = build_lock(raw.lock, &resolve).map_err(|(k, m)| invalid(&["lock", &k], m))?;
         let coalesce = CoalesceSettings {
             enabled: raw.coalesce.enabled.unwrap_or(true),
             max_batch: match raw.coalesce.max_batch.unwrap_or(64) {
                 n @ 0..=1024 => n,
-                n => {
-                    return Err(invalid(
-                        "coalesce.max_batch".into(),
-                        format!("{n} is not 0-1024"),
-                    ))
-                }
+                _ => return Err(invalid(&["coalesce", "max_batch"], "must be 0-1024".into())),
             },
         };
 
@@ -441,6 +487,28 @@ mod tests {
     }
 
     #[test]
+    fn inherited_values_are_named_where_they_are_written_and_never_shown() {
+        let e = parse(
+            "[defaults]\nhost_key = \"hunter2\"\n[devices.a]\nplatform = \"x\"\naddress = \"h\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("line 2: defaults.host_key (inherited by devices.a)"),
+            "{e}"
+        );
+        assert!(!e.contains("hunter2"), "{e}");
+        let e = parse("[devices.a]\nplatform = \"x\"\ntransport = \"hunter2\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 3: devices.a.transport: unknown transport"),
+            "{e}"
+        );
+        assert!(!e.contains("hunter2"), "{e}");
+    }
+
+    #[test]
     fn duplicate_aliases_are_refused() {
         let e = parse(
             "[devices.a]\nplatform = \"x\"\ntransport = \"local\"\naliases = [\"b\"]\n\
@@ -488,12 +556,38 @@ mod tests {
             Some(Path::new("/etc/mercury/etcd.cred"))
         );
         assert!(!c.coalesce.enabled);
+        let c = parse(
+            "[lock]\nbackend = \"etcd\"\nendpoints = [\"https://etcd-1:2379\", \"http://[::1]:2379\"]\nca_file = \"/etc/mercury/ca.pem\"\ncert_file = \"/etc/mercury/c.pem\"\nkey_file = \"/etc/mercury/c.key\"\n",
+        )
+        .unwrap();
+        let LockSettings::Etcd(e) = c.lock else {
+            panic!("{:?}", c.lock)
+        };
+        assert_eq!(e.endpoints[0].url(), "https://etcd-1:2379");
+        assert_eq!(e.endpoints[1].url(), "http://[::1]:2379");
+        let tls = e.tls.unwrap();
+        assert_eq!(tls.ca_file, Path::new("/etc/mercury/ca.pem"));
+        assert_eq!(
+            tls.client,
+            Some((
+                PathBuf::from("/etc/mercury/c.pem"),
+                PathBuf::from("/etc/mercury/c.key")
+            ))
+        );
         for (text, key) in [
             ("[lock]\nbackend = \"zk\"\n", "lock.backend"),
             ("[lock]\nendpoints = [\"http://h:1\"]\n", "lock.endpoints"),
             ("[lock]\nbackend = \"etcd\"\n", "lock.endpoints"),
             (
                 "[lock]\nbackend = \"etcd\"\nendpoints = [\"https://h:2379\"]\n",
+                "lock.ca_file",
+            ),
+            (
+                "[lock]\nbackend = \"etcd\"\nendpoints = [\"https://h\"]\nca_file = \"ca.pem\"\ncert_file = \"c.pem\"\n",
+                "lock.key_file",
+            ),
+            (
+                "[lock]\nbackend = \"etcd\"\nendpoints = [\"ftp://h\"]\n",
                 "lock.endpoints",
             ),
             (

@@ -26,12 +26,10 @@ use serde_json::Value;
 pub use crate::catalog::Unsupported;
 use crate::catalog::{Kind, Platform};
 use crate::config::Device;
+use crate::policy::Denied;
+pub use crate::policy::Removal;
 use crate::request::Request;
 use crate::session::{Progress, Session, SessionError, Transcript};
-
-/// The OVS bridge a port is plugged into when neither the request nor the device names
-/// one (the integration bridge).
-pub const DEFAULT_BRIDGE: &str = "br-int";
 
 /// A way of driving a platform.
 pub trait Driver: Sync {
@@ -61,8 +59,10 @@ pub trait Prepared {
 
     /// Runs in an open session: reads what it needs, sends the change (nothing when the
     /// device already is as requested), reads back when verifying. In a dry session it
-    /// records what it would send to a device whose ports need the change.
-    fn apply(&self, session: &mut Session, deadline: Instant) -> Applied;
+    /// records what it would send to a device whose ports need the change. Before sending,
+    /// it hands `guard` what the change would take off each port (policy's removal rights):
+    /// a refusal sends nothing.
+    fn apply(&self, session: &mut Session, deadline: Instant, guard: Guard) -> Applied;
 
     /// Whether the request changes the device (false for `verify_port`): a read-only
     /// request is never coalesced and never saves.
@@ -71,13 +71,30 @@ pub trait Prepared {
     }
 }
 
+/// Policy's say on a change's removals, asked by the driver before anything is sent.
+pub type Guard<'g> = &'g dyn Fn(&[Removal]) -> Result<(), Denied>;
+
+/// Why a prepared request did not run to the end.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// The conversation failed or the device refused.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// Policy refused what the change would remove, once the ports were read.
+    #[error(transparent)]
+    Denied(#[from] Denied),
+    /// What the ports hold makes the request impossible on this platform.
+    #[error(transparent)]
+    Unsupported(#[from] Unsupported),
+}
+
 /// What [`Prepared::apply`] did: the lines sent (also on failure) and the outcome.
 #[derive(Debug)]
 pub struct Applied {
     /// Every line sent, with its output.
     pub transcript: Transcript,
     /// How it ended.
-    pub result: Result<Done, SessionError>,
+    pub result: Result<Done, Failure>,
     /// How far the change got (what may be in effect when it failed).
     pub progress: Progress,
 }

@@ -12,7 +12,9 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use super::{readback, Applied, Done, Driver, Prepared, Unsupported};
+use super::{
+    readback, Applied, Done, Driver, Failure, Guard, Prepared, Removal, Summary, Unsupported,
+};
 use crate::catalog::{Kind, Platform, Template, PORT_ACTIONS};
 use crate::config::Device;
 use crate::request::vlan::{Vlan, VlanSet};
@@ -45,8 +47,32 @@ impl Block {
     }
 }
 
-/// Builds the plan for a mutating request.
+/// What the driver knows of a port before changing it.
+#[derive(Debug, Clone, Copy)]
+pub enum Before<'s> {
+    /// Read from the device just now.
+    Read(&'s PortState),
+    /// A dry run: planned for a port that needs the change (an idle access port).
+    Assumed,
+    /// Not read (the device's `verify` is off, or the platform has no reader).
+    Unread,
+}
+
+/// Builds the plan for a mutating request, for ports as a dry run assumes them.
 pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan, Unsupported> {
+    plan_for(req, device, platform, &|_| Before::Assumed)
+}
+
+/// Builds the plan for a mutating request from what is known of each port: with the
+/// ports read, a detach takes the VLAN off wherever the port carries it, a port becoming a
+/// trunk carries exactly the VLAN attached (not the platform's default of all), and a reset
+/// on a platform that removes VLANs one by one removes those the port carries.
+pub fn plan_for<'s>(
+    req: &Request,
+    device: &Device,
+    platform: &Platform,
+    before: &dyn Fn(&str) -> Before<'s>,
+) -> Result<Plan, Unsupported> {
     let mut first: Vec<Block> = Vec::new();
     let mut ports: Vec<Block> = Vec::new();
     let mut last: Vec<Block> = Vec::new();
@@ -55,7 +81,8 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
         Op::AttachPort | Op::DetachPort | Op::UpdatePort | Op::ResetPort => {
             let mut restored = std::collections::BTreeSet::new();
             for c in &req.ports {
-                let actions = port_actions(req.op, c, device, platform, &mut warnings)?;
+                let actions =
+                    port_actions(req.op, c, device, platform, &mut warnings, before(&c.port))?;
                 let idle = c.default_vlan.or(device.default_vlan);
                 for (action, vars) in &actions {
                     if *action == "access_set"
@@ -123,7 +150,14 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
                     ports.push(Block::Port {
                         port: iface.clone(),
                         lag: Some(base.clone()),
-                        actions: port_actions(Op::UpdatePort, &c, device, platform, &mut warnings)?,
+                        actions: port_actions(
+                            Op::UpdatePort,
+                            &c,
+                            device,
+                            platform,
+                            &mut warnings,
+                            Before::Assumed,
+                        )?,
                     });
                 }
             } else {
@@ -143,6 +177,7 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
                             device,
                             platform,
                             &mut warnings,
+                            before(m),
                         )?);
                     }
                     ports.push(Block::port(m.clone(), actions));
@@ -154,11 +189,7 @@ pub fn plan(req: &Request, device: &Device, platform: &Platform) -> Result<Plan,
             let (c, p) = req
                 .plugged()
                 .ok_or_else(|| Unsupported("no port to plug".into()))?;
-            let bridge = p
-                .bridge
-                .clone()
-                .or_else(|| device.bridge.clone())
-                .unwrap_or_else(|| super::DEFAULT_BRIDGE.into());
+            let bridge = p.bridge.clone().unwrap_or_else(|| device.default_bridge());
             let mut v = Vars::from([("port", c.port.clone()), ("bridge", bridge)]);
             if req.op == Op::PlugPort {
                 v.insert("vif_id", p.vif_id.clone().unwrap_or_default());
@@ -211,8 +242,13 @@ fn port_actions(
     device: &Device,
     platform: &Platform,
     warnings: &mut Vec<String>,
+    before: Before<'_>,
 ) -> Result<Vec<(&'static str, Vars)>, Unsupported> {
     let port = c.port.clone();
+    let read = match before {
+        Before::Read(s) => Some(s),
+        Before::Assumed | Before::Unread => None,
+    };
     let v = |vlan: Vlan| Vars::from([("port", port.clone()), ("vlan", vlan.to_string())]);
     let p = || Vars::from([("port", port.clone())]);
     let idle = c.default_vlan.or(device.default_vlan);
@@ -229,17 +265,42 @@ fn port_actions(
                 .vlan
                 .ok_or_else(|| Unsupported("attach_port needs a vlan".into()))?;
             let trunk = c.mode == Some(PortMode::Trunk);
-            match idle.filter(|i| *i != vlan) {
-                Some(idle) if trunk && platform.native_is_access => warnings.push(format!(
-                    "on {} the idle VLAN {idle} is the port's untagged VLAN, which a trunk uses as its native VLAN: it was left in place; declare the trunk with update_port to set or clear it",
-                    platform.name
-                )),
-                Some(idle) => a.push(("access_remove", v(idle))),
-                None => {}
+            let is_trunk = read.is_some_and(|s| s.mode.as_deref() == Some("trunk"));
+            // The untagged VLAN the port leaves: the one read, else the idle VLAN.
+            let current = match read {
+                Some(s) if !is_trunk => s.access_vlan.and_then(|x| Vlan::new(x.into()).ok()),
+                Some(_) => None,
+                None => idle,
+            };
+            if !(trunk && is_trunk) {
+                match current.filter(|i| *i != vlan) {
+                    Some(old) if trunk && platform.native_is_access => warnings.push(format!(
+                        "on {} the untagged VLAN {old} is the port's access VLAN, which a trunk uses as its native VLAN: it was left in place; declare the trunk with update_port to set or clear it",
+                        platform.name
+                    )),
+                    Some(old) => a.push(("access_remove", v(old))),
+                    None => {}
+                }
             }
-            if trunk {
-                a.push(("trunk_mode", p()));
+            if trunk && is_trunk {
                 a.push(("allowed_add", v(vlan)));
+            } else if trunk {
+                // A port becoming a trunk: where a trunk carries every VLAN unless told
+                // otherwise (IOS, NX-OS, EOS, ...), adding one VLAN would leave all of them
+                // open. Set the list to exactly this VLAN.
+                a.push(("trunk_mode", p()));
+                if trunk_default_all(platform) {
+                    if matches!(before, Before::Unread) {
+                        return Err(Unsupported(format!(
+                            "attach_port mode trunk on {} needs the port read first: a port that becomes a trunk there carries every VLAN unless its list is set, and adding to an existing trunk must keep its VLANs; turn verify on for the device, or declare the whole trunk with update_port",
+                            platform.name
+                        )));
+                    }
+                    let only: VlanSet = [vlan].into_iter().collect();
+                    a.push(("allowed_set", vlans_vars(&port, &only)));
+                } else {
+                    a.push(("allowed_add", v(vlan)));
+                }
             } else {
                 a.push(("access_set", v(vlan)));
             }
@@ -251,9 +312,27 @@ fn port_actions(
             let vlan = c
                 .vlan
                 .ok_or_else(|| Unsupported("detach_port needs a vlan".into()))?;
-            if c.mode == Some(PortMode::Trunk) {
+            let id = vlan.get();
+            // Read: take the VLAN off where the port carries it (nothing when it does not).
+            // Not read: the request says (mode trunk: tagged; else the access VLAN).
+            let (untagged, tagged, native) = match read {
+                Some(s) => (
+                    s.access_vlan == Some(id) && s.mode.as_deref() != Some("trunk"),
+                    s.allowed_vlans.contains(&id) && s.mode.as_deref() != Some("access"),
+                    s.native_vlan == Some(id),
+                ),
+                None => {
+                    let t = c.mode == Some(PortMode::Trunk);
+                    (!t, t, false)
+                }
+            };
+            if tagged {
                 a.push(("allowed_remove", v(vlan)));
-            } else {
+            }
+            if native && !untagged {
+                a.push(("native_remove", v(vlan)));
+            }
+            if untagged {
                 if idle.is_none() {
                     // Before anything is removed: a platform that would leave the port
                     // carrying every VLAN is refused, with the reason.
@@ -261,7 +340,8 @@ fn port_actions(
                 }
                 a.push(("access_remove", v(vlan)));
                 match idle {
-                    Some(idle) => a.push(("access_set", v(idle))),
+                    Some(idle) if idle != vlan => a.push(("access_set", v(idle))),
+                    Some(_) => {}
                     None if platform.supports("park") => a.push(("park", p())),
                     None => {}
                 }
@@ -342,9 +422,23 @@ fn port_actions(
                 a.push(("port_reset", p()));
             } else {
                 // Platforms that configure membership per VLAN cannot clear a port
-                // wholesale: remove the VLANs the request names.
-                let tagged = c.allowed_vlans.clone().unwrap_or_default();
-                if tagged.is_empty() && c.native_vlan.is_none() {
+                // wholesale: remove the VLANs the port carries (read), or those the request
+                // names.
+                let mut tagged = c.allowed_vlans.clone().unwrap_or_default();
+                let mut native_vlan = c.native_vlan;
+                if let Some(s) = read {
+                    for x in &s.allowed_vlans {
+                        if let Ok(x) = Vlan::new((*x).into()) {
+                            tagged.insert(x);
+                        }
+                    }
+                    native_vlan = native_vlan.or_else(|| {
+                        s.native_vlan
+                            .filter(|n| Some(*n) != idle.map(Vlan::get))
+                            .and_then(|n| Vlan::new(n.into()).ok())
+                    });
+                }
+                if tagged.is_empty() && native_vlan.is_none() && read.is_none() {
                     return Err(Unsupported(format!(
                         "reset_port on {} needs native_vlan and/or allowed_vlans: {}",
                         platform.name,
@@ -357,7 +451,7 @@ fn port_actions(
                 for vlan in tagged.iter() {
                     a.push(("allowed_remove", v(vlan)));
                 }
-                if let Some(native) = c.native_vlan {
+                if let Some(native) = native_vlan {
                     a.push(("native_remove", v(native)));
                 }
             }
@@ -390,6 +484,15 @@ fn park_check(platform: &Platform, op: &str) -> Result<(), Unsupported> {
             platform.name
         ))),
         _ => Ok(()),
+    }
+}
+
+/// Whether a trunk on this platform carries every VLAN until its list is set (IOS-like
+/// CLIs); the reader's catalog setting says it.
+fn trunk_default_all(platform: &Platform) -> bool {
+    match &platform.verify {
+        crate::catalog::Verify::Show(s) => s.trunk_default_all,
+        _ => false,
     }
 }
 
@@ -659,19 +762,21 @@ impl Driver for Templates {
         } else {
             None
         };
-        let plan = if req.op == Op::VerifyPort {
-            Plan::default()
-        } else {
-            // The device's options choose among the platform's templates.
-            let configured = platform
-                .with_options(&device.options)
-                .map_err(Unsupported)?;
-            plan(req, device, &configured)?
+        // The device's options choose among the platform's templates.
+        let configured = platform
+            .with_options(&device.options)
+            .map_err(Unsupported)?;
+        let plan = match req.op {
+            Op::VerifyPort => Plan::default(),
+            // Not read: planned as written, and refused where that is unsafe.
+            _ if checks.is_none() => plan_for(req, device, &configured, &|_| Before::Unread)?,
+            _ => plan(req, device, &configured)?,
         };
         Ok(Box::new(TemplatePlan {
             platform,
-            device: &device.name,
-            op: req.op,
+            configured,
+            device,
+            req: req.clone(),
             plan,
             checks,
         }))
@@ -681,10 +786,14 @@ impl Driver for Templates {
 /// A request rendered into lines, with the ports to read back when verifying.
 struct TemplatePlan<'p> {
     platform: &'p Platform,
-    device: &'p str,
-    op: Op,
+    /// The platform with the device's options applied: what plans are made with.
+    configured: Platform,
+    device: &'p Device,
+    req: Request,
+    /// The plan for ports as a dry run assumes them (or, not read, as written).
     plan: Plan,
-    /// `--verify` / `verify_port`: the ports to read and what is expected of them.
+    /// Read before and after (`verify`), or only read (`verify_port`): the ports and what
+    /// is expected of them.
     checks: Option<Vec<Check>>,
 }
 
@@ -694,33 +803,33 @@ impl Prepared for TemplatePlan<'_> {
     }
 
     fn mutates(&self) -> bool {
-        self.op != Op::VerifyPort
+        self.req.op != Op::VerifyPort
     }
 
-    fn apply(&self, session: &mut Session, deadline: Instant) -> Applied {
+    fn apply(&self, session: &mut Session, deadline: Instant, guard: Guard) -> Applied {
         let mut transcript = Transcript::default();
         let mut progress = Progress::default();
+        let keyed = matches!(self.req.op, Op::AddNetwork | Op::DeleteNetwork)
+            && self.platform.vlans_by_name();
         let result = match &self.checks {
-            None => {
-                let applied = session.apply(&self.plan, deadline);
-                transcript.append(applied.transcript);
-                progress.append(applied.progress);
-                applied.result.map(|()| Done {
-                    changed: !self.plan.lines.is_empty(),
-                    ..Done::default()
-                })
-            }
-            Some(checks) if self.op == Op::VerifyPort => {
-                read_states(session, self.platform, checks, deadline, &mut transcript).map(
-                    |states| match states {
-                        Some(s) => readback::verify_port(self.device, checks, s),
+            None if keyed => self.keyed_network(session, deadline, &mut transcript, &mut progress),
+            None => self.unread_apply(session, deadline, guard, &mut transcript, &mut progress),
+            Some(checks) if self.req.op == Op::VerifyPort => {
+                read_states(session, self.platform, checks, deadline, &mut transcript)
+                    .map(|states| match states {
+                        Some(s) => readback::verify_port(&self.device.name, checks, s),
                         None => Done::default(),
-                    },
-                )
+                    })
+                    .map_err(Failure::from)
             }
-            Some(checks) => {
-                self.verified_apply(session, checks, deadline, &mut transcript, &mut progress)
-            }
+            Some(checks) => self.verified_apply(
+                session,
+                checks,
+                deadline,
+                guard,
+                &mut transcript,
+                &mut progress,
+            ),
         };
         Applied {
             transcript,
@@ -731,48 +840,200 @@ impl Prepared for TemplatePlan<'_> {
 }
 
 impl TemplatePlan<'_> {
-    /// `--verify`: read the ports, send nothing when they already are as requested, else
-    /// apply the plan and read them again.
+    /// A VLAN created or deleted on a platform that keys VLANs by name (Junos): the VLAN
+    /// table is read first and the id the request names is what selects the VLAN — a
+    /// delete removes the entry whose id it is, whatever its name; a create never reuses a
+    /// name that belongs to another id (it would renumber that VLAN) and does nothing when
+    /// the id exists already.
+    fn keyed_network(
+        &self,
+        session: &mut Session,
+        deadline: Instant,
+        transcript: &mut Transcript,
+        progress: &mut Progress,
+    ) -> Result<Done, Failure> {
+        let spec = self
+            .platform
+            .verify
+            .spec(&self.platform.name)
+            .map_err(Unsupported)?;
+        let (Some(show), Some(network)) = (&spec.vlan_table, &self.req.network) else {
+            return Err(Unsupported(format!(
+                "{} keys VLANs by name but declares no verify.vlan_table to read them",
+                self.platform.name
+            ))
+            .into());
+        };
+        let line = match self.platform.kind {
+            Kind::Cli => Line::cli(show.as_str()),
+            Kind::Exec | Kind::Ovsdb => Line::words(show),
+        };
+        let (segment, outputs) = session.read(&[line], spec.mode.as_deref(), deadline);
+        transcript.append(segment.transcript);
+        segment.result?;
+        let device = &self.device.name;
+        let mut plan = self.plan.clone();
+        if !session.is_dry() {
+            let table =
+                verify::parse::vlan_table(spec, &outputs.join("\n")).map_err(|message| {
+                    SessionError::Unparsable {
+                        line: show.clone(),
+                        message,
+                    }
+                })?;
+            let id = network.vlan.get();
+            let names: Vec<&String> = table
+                .iter()
+                .filter(|(_, v)| **v == id)
+                .map(|(n, _)| n)
+                .collect();
+            match self.req.op {
+                Op::DeleteNetwork => {
+                    if names.is_empty() {
+                        return Ok(Done {
+                            summary: Summary::Said(format!(
+                                "delete_network on {device}: VLAN {id} is not configured; nothing to delete"
+                            )),
+                            ..Done::default()
+                        });
+                    }
+                    let mut lines = Vec::new();
+                    for name in names {
+                        let mut req = self.req.clone();
+                        if let Some(n) = req.network.as_mut() {
+                            n.name = name.clone();
+                        }
+                        lines.extend(
+                            plan_for(&req, self.device, &self.configured, &|_| Before::Unread)?.lines,
+                        );
+                    }
+                    plan.lines = lines;
+                }
+                _ => {
+                    if let Some(other) = table.get(&network.name).filter(|v| **v != id) {
+                        return Err(Unsupported(format!(
+                            "VLAN name {} belongs to VLAN {other} on {device}: creating VLAN {id} under it would renumber that VLAN; choose another name",
+                            crate::request::validate::Escaped(&network.name)
+                        ))
+                        .into());
+                    }
+                    if let Some(name) = names.first() {
+                        return Ok(Done {
+                            summary: Summary::Said(format!(
+                                "add_network on {device}: VLAN {id} exists already (as {name}); nothing sent"
+                            )),
+                            ..Done::default()
+                        });
+                    }
+                }
+            }
+        }
+        let applied = session.apply(&plan, deadline);
+        transcript.append(applied.transcript);
+        progress.append(applied.progress);
+        applied.result?;
+        Ok(Done {
+            changed: !plan.lines.is_empty() && !session.is_dry(),
+            ..Done::default()
+        })
+    }
+
+    /// Not read first: what the change may remove is unknown (a detach names its VLAN).
+    fn unread_apply(
+        &self,
+        session: &mut Session,
+        deadline: Instant,
+        guard: Guard,
+        transcript: &mut Transcript,
+        progress: &mut Progress,
+    ) -> Result<Done, Failure> {
+        guard(&removals_unread(&self.req))?;
+        let applied = session.apply(&self.plan, deadline);
+        transcript.append(applied.transcript);
+        progress.append(applied.progress);
+        applied.result?;
+        Ok(Done {
+            changed: !self.plan.lines.is_empty(),
+            ..Done::default()
+        })
+    }
+
+    /// Read before write: read the ports, send nothing when they already are as
+    /// requested, else plan from what was read, let policy see what it would remove, apply
+    /// it and read the ports again. A dry session reads nothing: the plan is the one for
+    /// ports that need the change.
     fn verified_apply(
         &self,
         session: &mut Session,
         checks: &[Check],
         deadline: Instant,
+        guard: Guard,
         transcript: &mut Transcript,
         progress: &mut Progress,
-    ) -> Result<Done, SessionError> {
+    ) -> Result<Done, Failure> {
         let before = read_states(session, self.platform, checks, deadline, transcript)?;
-        let already = before.as_ref().is_some_and(|before| {
-            checks
+        let (plan, checks) = match &before {
+            None => (self.plan.clone(), checks.to_vec()),
+            Some(states) => {
+                let by_port: BTreeMap<&str, &PortState> = checks
+                    .iter()
+                    .map(|c| c.port.as_str())
+                    .zip(states.iter())
+                    .collect();
+                let before_of = |port: &str| match by_port.get(port) {
+                    Some(s) => Before::Read(s),
+                    None => Before::Assumed,
+                };
+                let plan = plan_for(&self.req, self.device, &self.configured, &before_of)?;
+                let refined = verify::refine(checks, &self.req, self.device, self.platform, states);
+                (plan, refined)
+            }
+        };
+        let name = self.req.op.name();
+        let device = &self.device.name;
+        if let Some(before) = &before {
+            // Nothing to compare (a LAG deleted without naming its members): nothing is known
+            // to hold, the plan runs.
+            let already = !checks.is_empty()
+                && checks
+                    .iter()
+                    .zip(before)
+                    .all(|(c, s)| !c.expect.is_empty() && c.expect.check(s).holds());
+            if already || plan.lines.is_empty() {
+                let reports = checks
+                    .iter()
+                    .zip(before)
+                    .map(|(c, s)| PortReport {
+                        port: c.port.clone(),
+                        before: Some(s.clone()),
+                        after: Some(s.clone()),
+                        changed: false,
+                        drift: Vec::new(),
+                        unverified: Vec::new(),
+                    })
+                    .collect();
+                return Ok(readback::verified(name, device, reports, true));
+            }
+            let removals: Vec<Removal> = checks
                 .iter()
                 .zip(before)
-                .all(|(c, s)| !c.expect.is_empty() && c.expect.check(s).holds())
-        });
-        if let (true, Some(before)) = (already, &before) {
-            let reports = checks
-                .iter()
-                .zip(before)
-                .map(|(c, s)| PortReport {
+                .map(|(c, s)| Removal {
                     port: c.port.clone(),
-                    before: Some(s.clone()),
-                    after: Some(s.clone()),
-                    changed: false,
-                    drift: Vec::new(),
-                    unverified: Vec::new(),
+                    vlans: Some(
+                        verify::carried(s)
+                            .difference(&verify::carried(&c.expect.desired(s)))
+                            .copied()
+                            .collect(),
+                    ),
                 })
                 .collect();
-            return Ok(readback::verified(
-                self.op.name(),
-                self.device,
-                reports,
-                true,
-            ));
+            guard(&removals)?;
         }
-        let applied = session.apply(&self.plan, deadline);
+        let applied = session.apply(&plan, deadline);
         transcript.append(applied.transcript);
         progress.append(applied.progress);
         applied.result?;
-        let after = read_states(session, self.platform, checks, deadline, transcript)?;
+        let after = read_states(session, self.platform, &checks, deadline, transcript)?;
         let (Some(before), Some(after)) = (before, after) else {
             // A dry run reads nothing: there is nothing to compare.
             return Ok(Done::default());
@@ -793,12 +1054,31 @@ impl TemplatePlan<'_> {
                 }
             })
             .collect();
-        Ok(readback::verified(
-            self.op.name(),
-            self.device,
-            reports,
-            false,
-        ))
+        Ok(readback::verified(name, device, reports, false))
+    }
+}
+
+/// What a change may take off ports that were not read: a detach names its VLAN; attach,
+/// update and reset may take off whatever the port carries.
+fn removals_unread(req: &Request) -> Vec<Removal> {
+    match req.op {
+        Op::DetachPort => req
+            .ports
+            .iter()
+            .map(|c| Removal {
+                port: c.port.clone(),
+                vlans: Some(c.vlan.iter().map(|v| v.get()).collect()),
+            })
+            .collect(),
+        Op::AttachPort | Op::UpdatePort | Op::ResetPort => req
+            .ports
+            .iter()
+            .map(|c| Removal {
+                port: c.port.clone(),
+                vlans: None,
+            })
+            .collect(),
+        _ => Vec::new(),
     }
 }
 

@@ -30,21 +30,26 @@ pub enum Format {
 #[derive(Debug, Parser)]
 #[command(name = "mercury", version, after_long_help = exit_codes_help())]
 pub struct Cli {
-    /// Configuration file.
+    /// Configuration file (serve-ssh ignores MERCURY_CONFIG: only --config or the default).
     #[arg(long, global = true, env = "MERCURY_CONFIG", default_value = config::DEFAULT_PATH, value_name = "PATH")]
     pub config: PathBuf,
     /// Plan only: print every line that would be sent; no lock, no connection, no audit.
     #[arg(long, global = true)]
     pub dry_run: bool,
-    /// Read the changed ports back before and after the change: nothing is sent when they
-    /// already are as requested, `changed` is exact, and a change the device accepted but
-    /// does not show fails with exit 1.
-    #[arg(long, global = true)]
+    /// Read the changed ports before and after the change (the default where the device's
+    /// `verify` is on and its platform can read ports): nothing is sent when they already
+    /// are as requested, removals are authorised against what the port carries, `changed`
+    /// is exact, and a change the device accepted but does not show fails with exit 1.
+    #[arg(long, global = true, conflicts_with = "no_verify")]
     pub verify: bool,
+    /// Do not read the ports (faster; `changed` then says what was sent, and a change that
+    /// could remove VLANs a caller may not remove is refused).
+    #[arg(long, global = true)]
+    pub no_verify: bool,
     /// Output format [default: json, or text when stdout is a terminal].
     #[arg(long, global = true, value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,
-    /// Diagnostics on stderr (-v info, -vv debug); RUST_LOG also works.
+    /// Diagnostics on stderr (-v info, -vv debug); RUST_LOG also works (not for serve-ssh).
     #[arg(short, long, global = true, action = ArgAction::Count)]
     pub verbose: u8,
     /// What to do.
@@ -387,9 +392,12 @@ pub struct ServeSshArgs {
 ///
 /// Speaks the JSON-RPC 2.0 dialect of Ironic's ironic-networking service (update_port,
 /// reset_port, update_lag, delete_lag, get_switches) over exactly one HTTP/1.1 connection on
-/// stdin/stdout, as started by systemd socket activation with Accept=yes or by inetd. Every
-/// call is one ordinary Mercury request: the configuration is read again, and policy, lock
-/// and audit apply.
+/// stdin/stdout, as started by systemd socket activation with Accept=yes or by inetd,
+/// optionally inside TLS terminated by Mercury (--tls-cert/--tls-key; TLS 1.3 unless
+/// --tls-min-version 1.2; client certificates with --tls-client-ca). Every call is one
+/// ordinary Mercury request: the configuration is read again, and policy, lock and audit
+/// apply. The audit record names the client by the socket's peer address. Failed logins are
+/// audited and the third one on a connection closes it.
 #[derive(Debug, Clone, Args)]
 pub struct ServeJsonrpcArgs {
     /// Serve the one connection on stdin/stdout (the only mode: no listening daemon).
@@ -404,6 +412,34 @@ pub struct ServeJsonrpcArgs {
     /// Close the connection after this many idle seconds between requests.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub idle_timeout: u64,
+    /// Answer 408 and close when a request's head and body take longer than this many
+    /// seconds to arrive, from its first byte.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub request_timeout: u64,
+    /// Terminate TLS: the server certificate chain (PEM), with --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The server's private key (PEM; a secret: mode 0600, like every secret file).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Require a client certificate signed by a CA in this PEM file.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_client_ca: Option<PathBuf>,
+    /// Lowest TLS version accepted: 1.3 (default, as Ironic's own JSON-RPC server) or 1.2
+    /// for clients whose TLS library predates 1.3.
+    #[arg(long, value_name = "VERSION", value_enum, default_value_t = TlsVersion::V1_3, requires = "tls_cert")]
+    pub tls_min_version: TlsVersion,
+}
+
+/// `--tls-min-version`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TlsVersion {
+    /// TLS 1.2 and 1.3.
+    #[value(name = "1.2")]
+    V1_2,
+    /// TLS 1.3 only.
+    #[value(name = "1.3")]
+    V1_3,
 }
 
 /// completions.
@@ -427,6 +463,45 @@ pub fn exit_codes_help() -> String {
 /// The clap command (for completions, the man page and the forced-command allowlist).
 pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
+}
+
+/// Parses the process's argv (see [`parse_from`]).
+pub fn parse_args() -> Result<Cli, clap::Error> {
+    parse_from(std::env::args_os())
+}
+
+/// Parses argv. For `serve-ssh` the environment chooses nothing: sshd can pass a client's
+/// variables through (`AcceptEnv`, `PermitUserEnvironment`, `environment=` on the key), so a
+/// `MERCURY_CONFIG` from the environment is ignored there and the configuration comes from
+/// the authorized_keys argv (`--config`) or the default path; [`Cli::log_from_env`] says
+/// the same for `RUST_LOG`.
+pub fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::FromArgMatches;
+    let matches = command().try_get_matches_from(args)?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    if let Command::ServeSsh(_) = cli.command {
+        let from_env = |m: &clap::ArgMatches| {
+            m.value_source("config") == Some(clap::parser::ValueSource::EnvVariable)
+        };
+        let sub = matches.subcommand_matches("serve-ssh");
+        if from_env(&matches) || sub.is_some_and(from_env) {
+            cli.config = PathBuf::from(config::DEFAULT_PATH);
+        }
+    }
+    Ok(cli)
+}
+
+impl Cli {
+    /// Whether diagnostics may be configured from the environment (`RUST_LOG`): not for
+    /// `serve-ssh`, whose environment a remote client may influence; `-v` on the
+    /// authorized_keys line still works.
+    pub fn log_from_env(&self) -> bool {
+        !matches!(self.command, Command::ServeSsh(_))
+    }
 }
 
 fn vlan(v: &Option<String>) -> Result<Option<Vlan>, RequestError> {

@@ -84,13 +84,15 @@ pub fn parse(command: &str) -> Result<Forced, String> {
     }
 }
 
-/// The long flags a verb may carry over SSH: its own, plus `--dry-run`, `--format` and
-/// `--verify`.
+/// The long flags a verb may carry over SSH: its own, plus `--dry-run`, `--format`,
+/// `--verify` and `--no-verify` (not reading is safe to allow: removals it cannot see are
+/// refused for a caller).
 fn allowed_flags(verb: &str) -> Vec<String> {
     let mut out = vec![
         "dry-run".to_string(),
         "format".to_string(),
         "verify".to_string(),
+        "no-verify".to_string(),
     ];
     if let Some(sub) = crate::intake::cli::command().find_subcommand(verb) {
         out.extend(

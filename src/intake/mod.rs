@@ -44,6 +44,19 @@ pub fn dispatch(cli: Cli) -> Outcome {
                 htpasswd: args.htpasswd.clone(),
                 caller: args.caller.clone(),
                 idle_timeout: Duration::from_secs(args.idle_timeout),
+                request_timeout: Duration::from_secs(args.request_timeout),
+                tls: match (&args.tls_cert, &args.tls_key) {
+                    (Some(cert), Some(key)) => Some(crate::tls::ServerSettings {
+                        cert: cert.clone(),
+                        key: key.clone(),
+                        client_ca: args.tls_client_ca.clone(),
+                        min_version: match args.tls_min_version {
+                            cli::TlsVersion::V1_2 => crate::tls::MinVersion::Tls12,
+                            cli::TlsVersion::V1_3 => crate::tls::MinVersion::Tls13,
+                        },
+                    }),
+                    _ => None,
+                },
             },
         ),
         Command::Check(c) if c.table => run::table(&cli.config, format),
@@ -120,6 +133,9 @@ fn submission(cli: &Cli) -> Result<Intake, Error> {
                     if parsed.verify {
                         raw.verify = Some(true);
                     }
+                    if parsed.no_verify {
+                        raw.verify = Some(false);
+                    }
                     raw
                 }
             });
@@ -136,9 +152,12 @@ fn submission(cli: &Cli) -> Result<Intake, Error> {
             )
         }
     }
-    if cli.verify {
-        if let Some(raw) = sub.raw.as_mut() {
+    if let Some(raw) = sub.raw.as_mut() {
+        if cli.verify {
             raw.verify = Some(true);
+        }
+        if cli.no_verify {
+            raw.verify = Some(false);
         }
     }
     Ok(Intake::Submit(Box::new(sub)))

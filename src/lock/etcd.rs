@@ -3,17 +3,18 @@
 //! cluster never hold more slots of a device than `max_sessions`.
 //!
 //! It speaks etcd's v3 JSON gateway (`/v3/lease/grant`, `/v3/kv/txn`, `/v3/lease/keepalive`,
-//! `/v3/lease/revoke`, `/v3/kv/range`, `/v3/auth/authenticate`; keys and values base64) over
-//! a minimal HTTP/1.1 client on `std::net::TcpStream`: a one-shot process needs a handful
-//! of requests, not an async runtime and a gRPC stack. TLS is expected to be terminated by
-//! a local proxy on 127.0.0.1 (docs/scale.md).
+//! `/v3/lease/revoke`, `/v3/kv/range`, `/v3/auth/authenticate`; keys and values base64)
+//! through `ureq`, a small synchronous HTTP client: a one-shot process needs a handful of
+//! requests, not an async runtime and a gRPC stack. `https://` endpoints use rustls (the
+//! `ring` provider of `crate::tls`), verify etcd's certificate against `ca_file`, and
+//! present `cert_file`/`key_file` when etcd runs with `--client-cert-auth`. One agent per
+//! process keeps its connection (and TLS session) for the next call. Proxies from the
+//! environment are ignored: the lock service is reached directly or not at all.
 //!
 //! While a slot is held, a thread refreshes the lease every third of its TTL; if the
 //! process dies, the lease expires after at most one TTL and etcd deletes the key. Dropping
 //! the lock revokes the lease at once.
 
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -23,7 +24,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::{Holder, LockError};
-use crate::config::{EtcdEndpoint, EtcdSettings};
+use crate::config::{EtcdEndpoint, EtcdSettings, EtcdTls};
 use crate::util::b64;
 
 /// Largest HTTP response read.
@@ -36,6 +37,9 @@ pub struct CallError {
     pub message: String,
     /// The failure was in reaching the endpoint (try the next one), not in etcd's answer.
     pub connect: bool,
+    /// TLS failed: etcd's certificate is not trusted, or etcd refused ours. Retrying will
+    /// not help (exit 77, like a host key mismatch).
+    pub tls: bool,
 }
 
 impl std::fmt::Display for CallError {
@@ -44,7 +48,7 @@ impl std::fmt::Display for CallError {
     }
 }
 
-// --- HTTP/1.1 ---
+// --- HTTP(S) ---
 
 fn remaining(deadline: Instant) -> Duration {
     deadline
@@ -52,8 +56,82 @@ fn remaining(deadline: Instant) -> Duration {
         .max(Duration::from_millis(1))
 }
 
-/// POSTs `body` to `path` and returns the response body's first JSON value.
+/// The agent every call of this process goes through.
+fn agent(settings: &EtcdSettings) -> Result<ureq::Agent, LockError> {
+    let mut tls = ureq::tls::TlsConfig::builder()
+        .provider(ureq::tls::TlsProvider::Rustls)
+        .unversioned_rustls_crypto_provider(crate::tls::provider());
+    if let Some(t) = &settings.tls {
+        tls = tls_material(tls, t).map_err(|e| LockError::Config(e.to_string()))?;
+    }
+    let config = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .proxy(None)
+        .max_redirects(0)
+        .timeout_global(Some(settings.request_timeout))
+        .user_agent(format!("mercury/{}", env!("CARGO_PKG_VERSION")))
+        .tls_config(tls.build())
+        .build();
+    Ok(ureq::Agent::new_with_config(config))
+}
+
+/// The CA to verify etcd against, and the client certificate to present.
+fn tls_material(
+    mut tls: ureq::tls::TlsConfigBuilder,
+    t: &EtcdTls,
+) -> Result<ureq::tls::TlsConfigBuilder, crate::tls::TlsError> {
+    use ureq::tls::{Certificate, ClientCert, PrivateKey, RootCerts};
+    let to_ureq = |certs: Vec<rustls::pki_types::CertificateDer<'static>>| {
+        certs
+            .iter()
+            .map(|c| Certificate::from_der(c.as_ref()).to_owned())
+            .collect::<Vec<_>>()
+    };
+    let roots = to_ureq(crate::tls::load_certs(&t.ca_file)?);
+    tls = tls.root_certs(RootCerts::new_with_certs(&roots));
+    if let Some((cert, key_file)) = &t.client {
+        let chain = to_ureq(crate::tls::load_certs(cert)?);
+        let (_, pem) = crate::tls::read_key(key_file)?;
+        let key = PrivateKey::from_pem(&pem).map_err(|e| crate::tls::TlsError::Pem {
+            path: key_file.clone(),
+            problem: format!("unusable private key ({e})"),
+        })?;
+        tls = tls.client_cert(Some(ClientCert::new_with_certs(&chain, key)));
+    }
+    Ok(tls)
+}
+
+/// What `mercury check` finds wrong with the etcd TLS material (unreadable, not PEM, a key
+/// others can read): the same loading a lock acquisition does, without connecting.
+pub fn check(lock: &crate::config::LockSettings) -> Vec<String> {
+    let crate::config::LockSettings::Etcd(settings) = lock else {
+        return Vec::new();
+    };
+    match &settings.tls {
+        Some(t) => match tls_material(ureq::tls::TlsConfig::builder(), t) {
+            Ok(_) => Vec::new(),
+            Err(e) => vec![format!("lock: {e}")],
+        },
+        None => Vec::new(),
+    }
+}
+
+/// Whether a ureq error is a TLS failure (certificate, handshake, alert).
+fn is_tls(e: &ureq::Error) -> bool {
+    match e {
+        ureq::Error::Rustls(_) | ureq::Error::Tls(_) | ureq::Error::Pem(_) => true,
+        ureq::Error::Io(io) => io
+            .get_ref()
+            .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some()),
+        _ => false,
+    }
+}
+
+/// POSTs `body` to `path` and returns the response body's first JSON value (a streaming
+/// answer, as `/v3/lease/keepalive`, is read only that far).
 fn post(
+    agent: &ureq::Agent,
+    client_cert: bool,
     ep: &EtcdEndpoint,
     path: &str,
     body: &Value,
@@ -61,78 +139,61 @@ fn post(
     timeout: Duration,
 ) -> Result<Value, CallError> {
     let deadline = Instant::now() + timeout;
-    let fail = |connect: bool, what: String| CallError {
+    let fail = |connect: bool, tls: bool, what: String| CallError {
         message: format!("etcd {ep}{path}: {what}"),
         connect,
+        tls,
     };
-    let addrs: Vec<_> = (ep.host.as_str(), ep.port)
-        .to_socket_addrs()
-        .map_err(|e| fail(true, format!("cannot resolve: {e}")))?
-        .collect();
-    let mut stream = None;
-    let mut last = String::from("no address");
-    for a in &addrs {
-        match TcpStream::connect_timeout(a, remaining(deadline)) {
-            Ok(s) => {
-                stream = Some(s);
-                break;
-            }
-            Err(e) => last = e.to_string(),
-        }
-    }
-    let mut stream = stream.ok_or_else(|| fail(true, format!("connect: {last}")))?;
-    let payload = body.to_string();
-    let mut request = format!(
-        "POST {path} HTTP/1.1\r\nHost: {}:{}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n",
-        ep.host,
-        ep.port,
-        payload.len()
-    );
+    let mut request = agent
+        .post(format!("{}{path}", ep.url()))
+        .content_type("application/json");
     if let Some(t) = token {
-        request.push_str(&format!("Authorization: {t}\r\n"));
+        request = request.header("Authorization", t);
     }
-    request.push_str("\r\n");
-    request.push_str(&payload);
-    let io = |e: std::io::Error| fail(true, e.to_string());
-    stream
-        .set_write_timeout(Some(remaining(deadline)))
-        .map_err(io)?;
-    stream.write_all(request.as_bytes()).map_err(io)?;
-    let mut raw = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        stream
-            .set_read_timeout(Some(remaining(deadline)))
-            .map_err(io)?;
-        match stream.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                raw.extend_from_slice(&buf[..n]);
-                if raw.len() as u64 > MAX_RESPONSE {
-                    return Err(fail(false, "response too large".into()));
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                let what = if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) {
-                    format!("no answer within {:.1}s", timeout.as_secs_f64())
-                } else {
-                    e.to_string()
-                };
-                return Err(fail(true, what));
-            }
-        }
-    }
-    let (status, body) = parse_response(&raw).map_err(|m| fail(false, m))?;
-    let value = serde_json::Deserializer::from_slice(&body)
+    let mut response = request.send(body.to_string()).map_err(|e| {
+        let what = match &e {
+            ureq::Error::Timeout(_) => format!("no answer within {:.1}s", timeout.as_secs_f64()),
+            ureq::Error::HostNotFound => "cannot resolve".into(),
+            other => other.to_string(),
+        };
+        let tls = is_tls(&e);
+        let what = if tls {
+            format!("TLS: {what}")
+        } else if ep.tls && !client_cert && matches!(&e, ureq::Error::Io(_)) {
+            // TLS 1.3 refuses a missing client certificate after the handshake: the
+            // request's write may meet the closed connection before the alert is read.
+            format!(
+                "{what} (right after the TLS handshake: etcd may require a client \
+                 certificate, cert_file and key_file)"
+            )
+        } else {
+            what
+        };
+        fail(true, tls, what)
+    })?;
+    let status = response.status().as_u16();
+    let reader = response
+        .body_mut()
+        .with_config()
+        .limit(MAX_RESPONSE)
+        .reader();
+    let value = serde_json::Deserializer::from_reader(reader)
         .into_iter::<Value>()
         .next()
         .transpose()
-        .map_err(|e| fail(false, format!("unparsable answer: {e}")))?
+        .map_err(|e| {
+            if e.is_io() && Instant::now() >= deadline {
+                fail(
+                    true,
+                    false,
+                    format!("no answer within {:.1}s", timeout.as_secs_f64()),
+                )
+            } else if e.is_io() {
+                fail(true, false, format!("answer cut: {e}"))
+            } else {
+                fail(false, false, format!("unparsable answer: {e}"))
+            }
+        })?
         .unwrap_or(Value::Null);
     if status != 200 {
         let msg = value
@@ -141,61 +202,16 @@ fn post(
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        return Err(fail(false, format!("HTTP {status}: {msg}")));
+        return Err(fail(false, false, format!("HTTP {status}: {msg}")));
     }
     Ok(value)
-}
-
-/// Status code and body (chunked transfer decoded).
-fn parse_response(raw: &[u8]) -> Result<(u16, Vec<u8>), String> {
-    let end = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or("truncated HTTP response")?;
-    let head = String::from_utf8_lossy(&raw[..end]);
-    let body = &raw[end + 4..];
-    let mut lines = head.split("\r\n");
-    let status: u16 = lines
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|s| s.parse().ok())
-        .ok_or("bad HTTP status line")?;
-    let chunked = lines.any(|l| {
-        let l = l.to_ascii_lowercase();
-        l.starts_with("transfer-encoding:") && l.contains("chunked")
-    });
-    if !chunked {
-        return Ok((status, body.to_vec()));
-    }
-    let mut out = Vec::new();
-    let mut rest = body;
-    loop {
-        let nl = rest
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .ok_or("truncated chunk")?;
-        let size_text = String::from_utf8_lossy(&rest[..nl]);
-        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
-            .map_err(|_| "bad chunk size")?;
-        rest = &rest[nl + 2..];
-        if size == 0 {
-            break;
-        }
-        if rest.len() < size {
-            // The stream was cut (keepalive streams end with the connection): keep what came.
-            out.extend_from_slice(rest);
-            break;
-        }
-        out.extend_from_slice(&rest[..size]);
-        rest = rest.get(size + 2..).unwrap_or(&[]);
-    }
-    Ok((status, out))
 }
 
 /// An etcd client over the configured endpoints.
 #[derive(Debug, Clone)]
 pub struct Client {
     settings: EtcdSettings,
+    agent: ureq::Agent,
     token: Option<String>,
 }
 
@@ -204,6 +220,7 @@ impl Client {
     pub fn new(settings: &EtcdSettings) -> Result<Client, LockError> {
         let mut client = Client {
             settings: settings.clone(),
+            agent: agent(settings)?,
             token: None,
         };
         if let Some(path) = &settings.credentials_file {
@@ -222,7 +239,7 @@ impl Client {
                 )
                 .map_err(|e| {
                     let what = format!("etcd authentication failed: {e}");
-                    if e.connect {
+                    if e.connect && !e.tls {
                         LockError::Backend(what)
                     } else {
                         LockError::Denied(what)
@@ -241,6 +258,11 @@ impl Client {
         let mut last = None;
         for ep in &self.settings.endpoints {
             match post(
+                &self.agent,
+                self.settings
+                    .tls
+                    .as_ref()
+                    .is_some_and(|t| t.client.is_some()),
                 ep,
                 path,
                 body,
@@ -255,9 +277,9 @@ impl Client {
         Err(last.unwrap_or(CallError {
             message: "no etcd endpoint configured".into(),
             connect: true,
+            tls: false,
         }))
     }
-
     fn grant(&self) -> Result<String, CallError> {
         let v = self.call(
             "/v3/lease/grant",
@@ -266,6 +288,7 @@ impl Client {
         id_of(&v, "ID").ok_or_else(|| CallError {
             message: format!("etcd lease grant: no lease id in {v}"),
             connect: false,
+            tls: false,
         })
     }
 
@@ -367,7 +390,7 @@ fn backend(e: CallError) -> LockError {
         "user name is empty",
         "invalid auth token",
     ];
-    if !e.connect && denied.iter().any(|d| e.message.contains(d)) {
+    if e.tls || (!e.connect && denied.iter().any(|d| e.message.contains(d))) {
         LockError::Denied(e.message)
     } else {
         LockError::Backend(e.message)
@@ -488,19 +511,5 @@ pub fn describe(client: &Client, settings: &EtcdSettings, device: &str) -> Strin
             .join("; "),
         Ok(_) => "no one (the slots were freed just now)".into(),
         Err(e) => format!("unknown ({e})"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn chunked_and_plain_responses() {
-        let raw = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n2\r\n1}\r\n0\r\n\r\n";
-        let (s, b) = parse_response(raw).unwrap();
-        assert_eq!((s, b.as_slice()), (200, b"{\"a\":1}".as_slice()));
-        let raw = b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 2\r\n\r\n{}";
-        assert_eq!(parse_response(raw).unwrap().0, 401);
     }
 }

@@ -6,6 +6,11 @@
 //! holder writes its pid, request id, operation and start time into the file for diagnosis;
 //! a waiter that gives up reports them. Waiting is bounded (exit 75).
 //!
+//! The lock directory is trust-checked before use (`config::trust`: owned by root or the
+//! running user, no group/other write access, the same for the directories above it) and
+//! lock files are opened with `O_NOFOLLOW | O_CLOEXEC`: a symbolic link planted under a lock
+//! file's name is refused (exit 78), never followed and truncated.
+//!
 //! With `[lock] backend = "etcd"` ([`etcd`]), a process first takes a slot here (which
 //! serialises the processes of this host and is what request coalescing waits on), then a
 //! slot of the same device in etcd, shared by every executor host.
@@ -13,14 +18,17 @@
 pub mod etcd;
 pub mod spool;
 
-use std::fs::{self, File, OpenOptions, TryLockError};
+use std::fs::{self, File, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
+
+use crate::config::trust::{self, OpenError, Role};
+use crate::config::ConfigError;
 
 /// A lock failure.
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +60,9 @@ pub enum LockError {
     /// The lock service is misconfigured (credentials file) (exit 78).
     #[error("lock service configuration: {0}")]
     Config(String),
+    /// The lock directory or a lock file may not be trusted (exit 78).
+    #[error(transparent)]
+    Untrusted(ConfigError),
 }
 
 /// What a holder writes into its lock file.
@@ -147,6 +158,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LockError + '_ {
     }
 }
 
+/// Creates the lock directory (mode 0750) when missing and checks that it may be trusted.
 fn ensure_dir(dir: &Path) -> Result<(), LockError> {
     if !dir.exists() {
         fs::DirBuilder::new()
@@ -155,7 +167,67 @@ fn ensure_dir(dir: &Path) -> Result<(), LockError> {
             .create(dir)
             .map_err(io(dir))?;
     }
-    Ok(())
+    check_dir(dir)
+}
+
+/// The trust check of an existing lock directory, as a run makes it (`mercury check` too).
+pub fn check_dir(dir: &Path) -> Result<(), LockError> {
+    trust::check_create_dir(dir, Role::LockDir).map_err(LockError::Untrusted)
+}
+
+/// What `mercury check` can know offline about the lock directory: a run could create it
+/// (or it is trusted), and the running user can write it and the slot files that exist.
+pub fn check_usable(dir: &Path, devices: &[(&str, u32)]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let exists = dir.exists();
+    let checked = if exists {
+        check_dir(dir).map_err(|e| e.to_string())
+    } else {
+        trust::check_would_create(dir, Role::LockDir)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    if let Err(e) = checked {
+        problems.push(format!("lock_dir: {e}"));
+        return problems;
+    }
+    if let Err(e) = trust::writable(dir) {
+        problems.push(format!(
+            "lock_dir: {} is not writable by the running user (uid {}): {e}",
+            dir.display(),
+            trust::running_uid()
+        ));
+        return problems;
+    }
+    if exists {
+        for (device, slots) in devices {
+            for slot in 0..(*slots).max(1) {
+                let path = slot_path(dir, device, slot);
+                let Ok(meta) = fs::symlink_metadata(&path) else {
+                    continue;
+                };
+                // What opening it would find: a link, a stranger's file, one others can
+                // write, or one this user cannot write.
+                let verdict = if meta.file_type().is_symlink() {
+                    Err(format!(
+                        "{}: is a symbolic link, which Mercury never follows here",
+                        path.display()
+                    ))
+                } else {
+                    trust::check_file(&path, Role::LockDir)
+                        .map_err(|e| e.to_string())
+                        .and_then(|()| {
+                            trust::writable(&path)
+                                .map_err(|e| format!("{}: not writable: {e}", path.display()))
+                        })
+                };
+                if let Err(e) = verdict {
+                    problems.push(format!("lock_dir: {e}"));
+                }
+            }
+        }
+    }
+    problems
 }
 
 /// One pass over the slots of `device`: a free slot, or `None` when every slot is held.
@@ -169,14 +241,11 @@ pub fn try_acquire(
     ensure_dir(dir)?;
     for slot in 0..slots.max(1) {
         let path = slot_path(dir, device, slot);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o640)
-            .open(&path)
-            .map_err(io(&path))?;
+        let mut file =
+            trust::open_nofollow(&path, Role::LockDir, false, 0o640).map_err(|e| match e {
+                OpenError::Untrusted(c) => LockError::Untrusted(c),
+                OpenError::Io(source) => io(&path)(source),
+            })?;
         match file.try_lock() {
             Ok(()) => {
                 let info = serde_json::to_string(holder).unwrap_or_default();
@@ -222,12 +291,22 @@ pub fn acquire(
     }
 }
 
+/// Opens a lock file for reading without following a link.
+fn open_read_nofollow(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC;
+    fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)
+}
+
 /// Reads the holder info of every slot, for a message.
 pub fn describe_holders(dir: &Path, device: &str, slots: u32) -> String {
     let mut parts = Vec::new();
     for slot in 0..slots.max(1) {
         let mut text = String::new();
-        let ok = File::open(slot_path(dir, device, slot))
+        let ok = open_read_nofollow(&slot_path(dir, device, slot))
             .and_then(|mut f| f.read_to_string(&mut text))
             .is_ok();
         match serde_json::from_str::<Holder>(text.trim()) {

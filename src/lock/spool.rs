@@ -83,8 +83,14 @@ pub struct Entry {
     /// The holder only applies entries whose key equals its own: same binary version,
     /// config file, device settings and platform.
     pub compat: String,
-    /// The request, as the waiter received it, its device resolved.
+    /// The request, as the waiter received it.
     pub request: RawRequest,
+    /// The waiter's caller (`[callers.NAME]`), whose scope the holder applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<String>,
+    /// The waiter's `--allow-device` list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_devices: Option<Vec<String>>,
     /// When it was spooled (RFC 3339).
     pub submitted: String,
 }
@@ -98,6 +104,8 @@ impl Entry {
             pid: std::process::id(),
             compat: compat.to_string(),
             request: request.clone(),
+            caller: None,
+            allow_devices: None,
             submitted: crate::util::now_rfc3339(),
         }
     }
@@ -132,6 +140,12 @@ pub struct Answer {
     /// A failure after part of the request reached the device: how far it got.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial: Option<crate::session::Progress>,
+    /// The driver's answer for the result's `data` (per-port reads).
+    #[serde(default)]
+    pub data: serde_json::Value,
+    /// Ansible's `diff`, when the ports were read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<serde_json::Value>,
     /// Lines sent for this request (its own, then the shared save on success).
     pub commands: Vec<CommandRecord>,
     /// Round trips of those lines.
@@ -635,6 +649,8 @@ mod tests {
             msg: "ok".into(),
             changed: true,
             partial: None,
+            data: serde_json::Value::Null,
+            diff: None,
             commands: vec![],
             round_trips: 2,
             holder: HolderRef {

@@ -5,22 +5,77 @@
 //! still leaves a trace. Requests refused before that (invalid, denied) and queries get a
 //! single `finished` record. Records answer who / what / when / why / how. Secrets never
 //! reach this module: it records the lines sent, which never contain them.
+//!
+//! The log's directory is trust-checked (`config::trust`: root's or the running user's,
+//! no group/other write access, nor above it) and the log is opened with
+//! `O_APPEND | O_NOFOLLOW | O_CLOEXEC`: a symbolic link planted as `audit.log` is refused
+//! (exit 78), never appended to; so is a log that group or others could rewrite.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::config::trust::{self, OpenError, Role};
+use crate::config::ConfigError;
+
 /// The audit log could not be written (exit 78: the request is refused, not run unaudited).
 #[derive(Debug, thiserror::Error)]
-#[error("audit log {path}: {source}")]
-pub struct AuditError {
-    /// The log.
-    pub path: PathBuf,
-    /// Why.
-    pub source: std::io::Error,
+pub enum AuditError {
+    /// The system refused (permissions, disk full).
+    #[error("audit log {path}: {source}")]
+    Io {
+        /// The log.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The log or its directory may not be trusted.
+    #[error("audit log: {0}")]
+    Untrusted(ConfigError),
+}
+
+/// The directory the audit log lives in.
+fn log_dir(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// What `mercury check` can know offline about the audit log, with the checks a run makes:
+/// its directory may be trusted (or could be created), the log is no link and may be
+/// trusted, and the running user can write it (or create it).
+pub fn check_usable(path: &Path) -> Vec<String> {
+    let dir = log_dir(path);
+    let checked = if dir.exists() {
+        trust::check_create_dir(dir, Role::Audit)
+    } else {
+        trust::check_would_create(dir, Role::Audit).map(|_| ())
+    };
+    if let Err(e) = checked {
+        return vec![format!("audit_log: {e}")];
+    }
+    if let Ok(meta) = fs::symlink_metadata(path) {
+        if meta.file_type().is_symlink() {
+            return vec![format!(
+                "audit_log: {}: is a symbolic link, which Mercury never follows here; remove the link",
+                path.display()
+            )];
+        }
+        if let Err(e) = trust::check_file(path, Role::Audit) {
+            return vec![format!("audit_log: {e}")];
+        }
+    }
+    match trust::writable(path) {
+        Ok(()) => Vec::new(),
+        Err(e) => vec![format!(
+            "audit_log: {} is not writable by the running user (uid {}): {e}",
+            path.display(),
+            trust::running_uid()
+        )],
+    }
 }
 
 /// Who asked.
@@ -36,6 +91,10 @@ pub struct Who {
     /// HTTP client address (`serve-jsonrpc`); absent for other intakes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http_client: Option<String>,
+    /// SHA-256 fingerprint of the verified TLS client certificate (`serve-jsonrpc
+    /// --tls-client-ca`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_client: Option<String>,
     /// Unix user running Mercury.
     pub unix_user: String,
     /// Its uid.
@@ -55,6 +114,7 @@ impl Who {
                 .map(str::to_string),
             http_user: None,
             http_client: None,
+            tls_client: None,
             unix_user: uid
                 .and_then(user_name)
                 .unwrap_or_else(|| uid.map(|u| u.to_string()).unwrap_or_default()),
@@ -107,28 +167,26 @@ pub struct AuditLog {
 }
 
 impl AuditLog {
-    /// Opens (creating, mode 0640, parent directory 0750) the log for appending.
+    /// Opens (creating, mode 0640, parent directory 0750) the log for appending, after the
+    /// trust checks; never through a symbolic link.
     pub fn open(path: &Path) -> Result<AuditLog, AuditError> {
-        let err = |source| AuditError {
+        let err = |source| AuditError::Io {
             path: path.to_path_buf(),
             source,
         };
-        if let Some(parent) = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty() && !p.exists())
-        {
+        let dir = log_dir(path);
+        if !dir.exists() {
             fs::DirBuilder::new()
                 .recursive(true)
                 .mode(0o750)
-                .create(parent)
+                .create(dir)
                 .map_err(err)?;
         }
-        let file = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .mode(0o640)
-            .open(path)
-            .map_err(err)?;
+        trust::check_create_dir(dir, Role::Audit).map_err(AuditError::Untrusted)?;
+        let file = trust::open_nofollow(path, Role::Audit, true, 0o640).map_err(|e| match e {
+            OpenError::Untrusted(c) => AuditError::Untrusted(c),
+            OpenError::Io(source) => err(source),
+        })?;
         Ok(AuditLog {
             path: path.to_path_buf(),
             file,
@@ -137,12 +195,12 @@ impl AuditLog {
 
     /// Appends one record as one line, in one write.
     pub fn write(&mut self, record: &Record) -> Result<(), AuditError> {
-        let mut line = serde_json::to_vec(record).map_err(|e| AuditError {
+        let mut line = serde_json::to_vec(record).map_err(|e| AuditError::Io {
             path: self.path.clone(),
             source: std::io::Error::other(e),
         })?;
         line.push(b'\n');
-        self.file.write_all(&line).map_err(|source| AuditError {
+        self.file.write_all(&line).map_err(|source| AuditError::Io {
             path: self.path.clone(),
             source,
         })

@@ -52,6 +52,16 @@ pub enum Error {
     Internal(String),
 }
 
+impl From<crate::driver::Failure> for Error {
+    fn from(f: crate::driver::Failure) -> Self {
+        match f {
+            crate::driver::Failure::Session(s) => Error::Session(s),
+            crate::driver::Failure::Denied(d) => Error::Denied(d),
+            crate::driver::Failure::Unsupported(u) => Error::Unsupported(u),
+        }
+    }
+}
+
 impl From<TransportError> for Error {
     fn from(e: TransportError) -> Self {
         Error::Session(SessionError::Transport(e))
@@ -71,7 +81,9 @@ impl Error {
             // A busy device is temporary (75), an unusable lock directory configuration (78).
             Error::Lock(l) => match l {
                 LockError::Timeout { .. } | LockError::Backend(_) => ExitKind::Temporary,
-                LockError::Io { .. } | LockError::Config(_) => ExitKind::Config,
+                LockError::Io { .. } | LockError::Config(_) | LockError::Untrusted(_) => {
+                    ExitKind::Config
+                }
                 LockError::Denied(_) => ExitKind::NotPermitted,
             },
             Error::Spool(s) => match s {

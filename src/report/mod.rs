@@ -76,6 +76,10 @@ pub struct Report {
     /// Absent when nothing reached the device or the request succeeded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partial: Option<Progress>,
+    /// For a request that changes ports: whether they were read before and after the
+    /// change (read before write), so that `changed` is what the device shows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verified: Option<bool>,
 }
 
 /// The sentence added to a failure's message when some of the change reached the device.
@@ -125,6 +129,7 @@ impl Report {
             data: serde_json::Value::Null,
             diff: None,
             partial: None,
+            verified: None,
         }
     }
 

@@ -510,8 +510,13 @@ pub struct Request {
     pub kind: PortKind,
     /// Audit metadata.
     pub meta: Meta,
-    /// Read the changed ports back before and after (`--verify`); always for `verify_port`.
+    /// Read the changed ports before and after (read before write); always for
+    /// `verify_port`. As validated: only what the request asked; `run` settles it with the
+    /// device's `verify` and whether the platform can read ports.
     pub verify: bool,
+    /// What the request said about reading (`verify: true` / `--verify`, `verify: false` /
+    /// `--no-verify`), or nothing (the device's setting decides).
+    pub verify_asked: Option<bool>,
 }
 
 const LIFECYCLES: &[&str] = &[
@@ -611,6 +616,7 @@ impl Request {
         }
         let mut req = Request {
             verify,
+            verify_asked: raw.verify,
             op,
             device: raw.device.clone(),
             link,

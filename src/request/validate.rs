@@ -156,7 +156,8 @@ pub fn identifier(field: &str, value: &str) -> Result<(), Invalid> {
 }
 
 /// Free text that is never rendered into a device line (`reason`): any printable text,
-/// no control or line/paragraph separator characters, bounded length.
+/// no control, line/paragraph separator or invisible format character ([`is_dangerous`]),
+/// bounded length.
 pub fn free_text(field: &str, value: &str) -> Result<(), Invalid> {
     if value.trim().is_empty() {
         return Err(invalid(field, value, "must not be empty"));
@@ -169,14 +170,7 @@ pub fn free_text(field: &str, value: &str) -> Result<(), Invalid> {
         ));
     }
     if let Some(c) = value.chars().find(|c| is_dangerous(*c)) {
-        return Err(invalid(
-            field,
-            value,
-            &format!(
-                "control character {} is not allowed",
-                Escaped(&c.to_string())
-            ),
-        ));
+        return Err(invalid(field, value, &refused_char(c)));
     }
     Ok(())
 }
@@ -186,14 +180,7 @@ pub fn free_text(field: &str, value: &str) -> Result<(), Invalid> {
 /// replaced by `_`, and the second value says whether anything was replaced.
 pub fn description(value: &str) -> Result<(String, bool), Invalid> {
     if let Some(c) = value.chars().find(|c| is_dangerous(*c)) {
-        return Err(invalid(
-            "description",
-            value,
-            &format!(
-                "control character {} is not allowed",
-                Escaped(&c.to_string())
-            ),
-        ));
+        return Err(invalid("description", value, &refused_char(c)));
     }
     let mut changed = false;
     let mut out = String::with_capacity(value.len());
@@ -225,15 +212,63 @@ pub fn description(value: &str) -> Result<(String, bool), Invalid> {
     Ok((out, changed))
 }
 
+/// Why a character [`is_dangerous`] is refused, for a message.
+fn refused_char(c: char) -> String {
+    let kind = match c {
+        c if c.is_control() => "control",
+        '\u{2028}' | '\u{2029}' => "line or paragraph separator",
+        _ => "invisible (format)",
+    };
+    format!(
+        "{kind} character {} is not allowed",
+        Escaped(&c.to_string())
+    )
+}
+
 /// Characters that must never reach a device or a log line: C0/C1 controls (newline, CR,
-/// ESC, NUL, DEL), Unicode line/paragraph separators and bidi/format controls.
+/// ESC, NUL, DEL), the Unicode line and paragraph separators, every format character
+/// (general category Cf: bidi overrides and isolates, zero-width spaces and joiners, the
+/// soft hyphen, the Arabic letter mark, the Mongolian vowel separator, tags, ...), and the
+/// Hangul fillers, which render as nothing. They are how text is made to look like other
+/// text, in a terminal, a log viewer or a change ticket.
 pub fn is_dangerous(c: char) -> bool {
     c.is_control()
-        || matches!(
-            c,
-            '\u{2028}' | '\u{2029}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
-                | '\u{2066}'..='\u{2069}' | '\u{feff}' | '\u{85}'
-        )
+        || matches!(c, '\u{2028}' | '\u{2029}')
+        || is_format(c)
+        || matches!(c, '\u{115f}' | '\u{1160}' | '\u{3164}' | '\u{ffa0}')
+}
+
+/// Unicode general category Cf (format), as listed in the Unicode Character Database's
+/// `extracted/DerivedGeneralCategory.txt` (Unicode 15.1). Rust's standard
+/// library has no general-category lookup, and the list is short and stable.
+const FORMAT: &[(u32, u32)] = &[
+    (0x00ad, 0x00ad),
+    (0x0600, 0x0605),
+    (0x061c, 0x061c),
+    (0x06dd, 0x06dd),
+    (0x070f, 0x070f),
+    (0x0890, 0x0891),
+    (0x08e2, 0x08e2),
+    (0x180e, 0x180e),
+    (0x200b, 0x200f),
+    (0x202a, 0x202e),
+    (0x2060, 0x2064),
+    (0x2066, 0x206f),
+    (0xfeff, 0xfeff),
+    (0xfff9, 0xfffb),
+    (0x110bd, 0x110bd),
+    (0x110cd, 0x110cd),
+    (0x13430, 0x1343f),
+    (0x1bca0, 0x1bca3),
+    (0x1d173, 0x1d17a),
+    (0xe0001, 0xe0001),
+    (0xe0020, 0xe007f),
+];
+
+/// Whether `c` is a Unicode format character (general category Cf).
+pub fn is_format(c: char) -> bool {
+    let c = c as u32;
+    FORMAT.iter().any(|&(lo, hi)| (lo..=hi).contains(&c))
 }
 
 /// Shows a value in a message with anything non-printable escaped and a length bound, so
@@ -374,6 +409,35 @@ mod tests {
         assert!(mac("mac", "aa:bb:cc:dd:ee:fg").is_err());
         assert!(uuid("u", "1BE26C0B-03F2-4D2E-AE87-C02D7F33C123").is_ok());
         assert!(uuid("u", "1be26c0b03f24d2eae87c02d7f33c123").is_err());
+    }
+
+    #[test]
+    fn invisible_format_characters_are_refused_in_free_text() {
+        for c in [
+            '\u{061c}',
+            '\u{2060}',
+            '\u{00ad}',
+            '\u{180e}',
+            '\u{200b}',
+            '\u{200d}',
+            '\u{202e}',
+            '\u{2066}',
+            '\u{feff}',
+            '\u{fff9}',
+            '\u{e0041}',
+            '\u{1d173}',
+            '\u{13439}',
+            '\u{3164}',
+        ] {
+            let text = format!("CHG-1{c}2");
+            assert!(free_text("reason", &text).is_err(), "{:?}", c);
+            assert!(description(&text).is_err(), "{:?}", c);
+            let msg = free_text("reason", &text).unwrap_err().to_string();
+            assert!(!msg.contains(c), "{msg:?}");
+        }
+        // Printable non-ASCII text is still free text.
+        assert!(free_text("reason", "déploiement nœud 7 — 机架 4").is_ok());
+        assert!(!is_format('é') && !is_format(' ') && !is_format('\u{00a0}'));
     }
 
     #[test]

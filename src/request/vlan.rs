@@ -105,11 +105,31 @@ impl VlanSet {
         VlanSet::default()
     }
 
-    /// Parses `"100,200-210"` (commas and/or spaces between items).
+    /// Parses `"100,200-210"`: items (ids or `lo-hi` ranges) separated by a comma, with or
+    /// without spaces around it, or by spaces. Strict, because a list is policy input: an
+    /// empty item (`1,,2`, `1, ,2`) or a separator at either end (`100,`, `,100`, `100 `) is
+    /// refused, not normalised. The empty string is the empty set.
     pub fn parse(text: &str) -> Result<VlanSet, VlanError> {
         let mut set = VlanSet::new();
-        for item in text.split([',', ' ']).filter(|s| !s.is_empty()) {
-            set.add_item(item)?;
+        if text.is_empty() {
+            return Ok(set);
+        }
+        let shown = crate::request::validate::printable(text);
+        if text.starts_with([',', ' ']) || text.ends_with([',', ' ']) {
+            return Err(VlanError(format!(
+                "invalid VLAN list \"{shown}\": it starts or ends with a separator"
+            )));
+        }
+        for group in text.split(',') {
+            let group = group.trim_matches(' ');
+            if group.is_empty() {
+                return Err(VlanError(format!(
+                    "invalid VLAN list \"{shown}\": empty item between commas"
+                )));
+            }
+            for item in group.split(' ').filter(|s| !s.is_empty()) {
+                set.add_item(item)?;
+            }
         }
         Ok(set)
     }
@@ -211,13 +231,17 @@ impl<'de> Deserialize<'de> for VlanSet {
             One(NumOrText),
             Many(Vec<NumOrText>),
         }
-        let items = match Form::deserialize(d)? {
-            Form::One(x) => vec![x],
-            Form::Many(xs) => xs,
+        let (items, listed) = match Form::deserialize(d)? {
+            Form::One(x) => (vec![x], false),
+            Form::Many(xs) => (xs, true),
         };
         let mut set = VlanSet::new();
         for item in items {
             let r = match item {
+                // `[100, "", 200]`: an empty element is refused, like `100,,200`.
+                NumOrText::Text(t) if listed && t.is_empty() => Err(VlanError(
+                    "invalid VLAN list: an empty string is not a VLAN".to_string(),
+                )),
                 NumOrText::Int(n) => Vlan::new(n).map(|v| set.insert(v)),
                 NumOrText::Float(x) => Err(VlanError(format!(
                     "invalid VLAN {x}: expected a whole number {MIN}-{MAX}"
@@ -264,6 +288,14 @@ mod tests {
         let two = VlanSet::parse("7-8").unwrap();
         assert_eq!(two.to_string(), "7,8");
         assert!(VlanSet::parse("10-5").is_err());
+        assert_eq!(VlanSet::parse("100 , 200").unwrap().len(), 2);
+        assert!(VlanSet::parse("").unwrap().is_empty());
+        for bad in [
+            "1,,2", "100,", ",100", "100 ", " 100", "1, ,2", ",", " ", "1,2,", "100-", "-100",
+            "1--2", "1-2-3",
+        ] {
+            assert!(VlanSet::parse(bad).is_err(), "{bad:?} accepted");
+        }
         assert!(VlanSet::parse("1-4095").is_err());
         assert!(VlanSet::parse("1;2").is_err());
     }
@@ -276,6 +308,9 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(c.len(), 1);
         assert!(serde_json::from_str::<VlanSet>("[1.5]").is_err());
+        assert!(serde_json::from_str::<VlanSet>(r#"[100, "", 200]"#).is_err());
+        assert!(serde_json::from_str::<VlanSet>(r#""100,""#).is_err());
+        assert!(serde_json::from_str::<VlanSet>(r#"["1,,2"]"#).is_err());
         assert!(serde_json::from_str::<VlanSet>("[0]").is_err());
         assert!(serde_json::from_str::<Vlan>("4095").is_err());
         assert!(serde_json::from_str::<Vlan>("1e3").is_err());

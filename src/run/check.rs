@@ -1,5 +1,10 @@
-//! `mercury check`: configuration, catalog and file permissions, without device contact;
-//! and the supported-platforms table.
+//! `mercury check`: configuration, catalog and file trust, without device contact; and the
+//! supported-platforms table.
+//!
+//! Whatever a run would refuse for a reason knowable offline, check refuses too, through the
+//! same functions: the configuration and catalog files were trust-checked by loading them;
+//! here come each device's secrets (read, as a run reads them) and known_hosts, the lock directory and the audit log
+//! (trusted, and writable by the user running check), and the etcd credentials file.
 
 use super::*;
 
@@ -28,7 +33,8 @@ pub(super) fn check(
                     }
                 }
             }
-            if let Err(e) = d.check_secret_modes() {
+            // Read as a run reads them (trust checks, one line each); the values are dropped.
+            if let Err(e) = Secrets::read(d) {
                 problems.push(format!("devices.{}: {e}", d.name));
             }
             if d.transport == TransportKind::Ssh {
@@ -39,6 +45,23 @@ pub(super) fn check(
                     "devices.{}: no allowed_vlans, so every VLAN change is denied (fail-closed)",
                     d.name
                 ));
+            }
+        }
+    }
+    if !catalog_only {
+        problems.extend(lock::etcd::check(&config.lock));
+        let slots: Vec<(&str, u32)> = config
+            .devices
+            .values()
+            .map(|d| (d.name.as_str(), d.max_sessions))
+            .collect();
+        problems.extend(lock::check_usable(&config.lock_dir, &slots));
+        problems.extend(audit::check_usable(&config.audit_log));
+        if let crate::config::LockSettings::Etcd(e) = &config.lock {
+            if let Some(path) = &e.credentials_file {
+                if let Err(e) = crate::config::check_secret_mode(path) {
+                    problems.push(format!("lock.credentials_file: {e}"));
+                }
             }
         }
     }

@@ -84,7 +84,11 @@ impl Job<'_> {
         // A holder may touch the device for us as soon as the request is spooled.
         self.audit_started()?;
         let compat = compat(self.config, device, locks.platform);
-        let entry = Entry::new(&self.report.request_id, req.op.name(), &compat, raw);
+        let mut entry = Entry::new(&self.report.request_id, req.op.name(), &compat, raw);
+        if let Some(s) = &self.scope {
+            entry.caller = Some(s.caller.name.clone());
+            entry.allow_devices = s.allow_devices.clone();
+        }
         let ticket = match spool.submit(&entry) {
             Ok(t) => t,
             Err(e) => {
@@ -115,11 +119,20 @@ impl Job<'_> {
         self.report.changed = answer.changed;
         self.report.msg = answer.msg.clone();
         self.report.partial = answer.partial.clone();
-        self.report.data = json!({"coalesced": {
-            "role": "waiter",
-            "holder_pid": answer.holder.pid,
-            "holder_request_id": answer.holder.request_id,
-        }});
+        self.report.diff = answer.diff.clone();
+        let mut data = match &answer.data {
+            serde_json::Value::Object(m) => m.clone(),
+            _ => serde_json::Map::new(),
+        };
+        data.insert(
+            "coalesced".into(),
+            json!({
+                "role": "waiter",
+                "holder_pid": answer.holder.pid,
+                "holder_request_id": answer.holder.request_id,
+            }),
+        );
+        self.report.data = serde_json::Value::Object(data);
         self.how_extra
             .insert("coalesced_by".into(), json!(answer.holder.request_id));
         match answer.rc {
@@ -178,17 +191,34 @@ impl Job<'_> {
         device: &Device,
         platform: &Platform,
     ) -> Served {
+        let scope = match &entry.caller {
+            None => Ok(None),
+            Some(name) => self
+                .config
+                .callers
+                .get(name)
+                .map(|caller| {
+                    Some(Scope {
+                        caller,
+                        allow_devices: entry.allow_devices.clone(),
+                    })
+                })
+                .ok_or_else(|| Error::Internal(format!("spooled caller {name} is not configured"))),
+        };
         let prepared = (|| -> Result<_, Error> {
+            let scope = scope?;
             let mut req = Request::from_raw(entry.request.clone())?;
-            let (d, p) = resolve::resolve(&mut req, self.config, self.catalog)?;
+            let (d, pf) = resolve::resolve(&mut req, self.config, self.catalog, scope.as_ref())?;
             if d.name != device.name {
                 return Err(Error::Internal(format!(
                     "spooled request {} names device {}, not {}",
                     entry.request_id, d.name, device.name
                 )));
             }
-            policy::check(&req, device, p, None)?;
-            Ok(driver::for_platform(platform).prepare(&req, device, platform)?)
+            policy::check(&req, device, pf, scope.as_ref())?;
+            req.verify = settled_verify(&req, device, platform);
+            let p = driver::for_platform(platform).prepare(&req, device, platform)?;
+            Ok((p, scope, req.op))
         })();
         match prepared {
             Err(e) => Served {
@@ -196,11 +226,13 @@ impl Job<'_> {
                 result: Err(e),
                 progress: Progress::default(),
             },
-            Ok(p) => {
-                let applied = p.apply(session, Instant::now() + device.request_timeout);
+            Ok((p, scope, op)) => {
+                let guard =
+                    |r: &[Removal]| policy::check_removals(device, scope.as_ref(), op.name(), r);
+                let applied = p.apply(session, Instant::now() + device.request_timeout, &guard);
                 Served {
                     transcript: applied.transcript,
-                    result: applied.result.map_err(Error::Session),
+                    result: applied.result.map_err(Error::from),
                     progress: applied.progress,
                 }
             }
@@ -219,9 +251,13 @@ impl Job<'_> {
     ) -> Answer {
         let mut t = served.transcript;
         let mut progress = served.progress;
+        let mut data = serde_json::Value::Null;
+        let mut diff = None;
         let (result, changed) = match served.result {
             Err(e) => (Err((e.kind(), e.to_string())), progress.took_effect),
             Ok(done) => {
+                data = done.data.clone();
+                diff = done.diff.clone();
                 t.append(Transcript {
                     commands: finish.transcript.commands.clone(),
                     round_trips: finish.transcript.round_trips,
@@ -258,6 +294,8 @@ impl Job<'_> {
             msg,
             changed,
             partial: report.partial,
+            data,
+            diff,
             commands: t.commands,
             round_trips: t.round_trips,
             holder: HolderRef {

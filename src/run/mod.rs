@@ -14,12 +14,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::catalog::{Catalog, CatalogError, Platform};
+use crate::catalog::{Catalog, CatalogError, Platform, Verify};
 use crate::config::{Config, Device, Secrets, TransportKind};
 use crate::driver::{self, Summary};
 use crate::lock::spool::{self, Answer, Claim, Entry, HolderRef, Spool, SpoolError, Waited};
 use crate::lock::{self, DeviceLock, Holder, LockError};
-use crate::policy::{self, Scope};
+use crate::policy::{self, Removal, Scope};
 use crate::report::audit::{self, AuditLog, Who};
 use crate::report::error::Error;
 use crate::report::exit::ExitKind;
@@ -62,8 +62,54 @@ pub struct Origin {
     pub ssh_connection: Option<String>,
     /// The authenticated user (HTTP Basic).
     pub http_user: Option<String>,
-    /// The client's address, as the socket activator reported it.
+    /// The client's address: the inherited socket's peer, or what the activator reported.
     pub remote: Option<String>,
+    /// The fingerprint of the client's verified TLS certificate (`serve-jsonrpc
+    /// --tls-client-ca`).
+    pub tls_client: Option<String>,
+}
+
+impl Origin {
+    /// Who this origin is, for an audit record (`caller` is the policy scope, if any).
+    fn who(&self, caller: Option<String>) -> Who {
+        let mut who = Who::current(caller, self.ssh_connection.as_deref());
+        if self.http_user.is_some() || self.remote.is_some() || self.tls_client.is_some() {
+            who.ssh_client = None;
+            who.http_user = self.http_user.clone();
+            who.http_client = self.remote.clone();
+            who.tls_client = self.tls_client.clone();
+        }
+        who
+    }
+}
+
+/// Records a request refused before it became one (a failed HTTP authentication) in the
+/// audit log `config` names, as one `refused` record. A config or audit log that cannot be
+/// used is logged, not returned: the refusal stands either way.
+pub fn audit_refusal(
+    config_path: &Path,
+    origin: &Origin,
+    what: serde_json::Value,
+    how: serde_json::Value,
+) {
+    let written = Config::load(config_path)
+        .map_err(Error::from)
+        .and_then(|config| Ok(AuditLog::open(&config.audit_log)?))
+        .and_then(|mut log| {
+            let who = origin.who(None);
+            let id = new_request_id();
+            Ok(log.write(&audit::record(
+                "refused",
+                &id,
+                &who,
+                &what,
+                &json!({}),
+                Some(how),
+            ))?)
+        });
+    if let Err(e) = written {
+        log::warn!("refusal not audited: {e}");
+    }
 }
 
 /// Runs one submission with the configuration at `config` and renders its result.
@@ -187,12 +233,7 @@ fn execute(config_path: &Path, sub: Submission, report: &mut Report) -> Result<(
         return check(&config, &catalog, catalog_only, report);
     };
 
-    let mut who = Who::current(sub.caller.clone(), sub.origin.ssh_connection.as_deref());
-    if sub.origin.http_user.is_some() || sub.origin.remote.is_some() {
-        who.ssh_client = None;
-        who.http_user = sub.origin.http_user.clone();
-        who.http_client = sub.origin.remote.clone();
-    }
+    let who = sub.origin.who(sub.caller.clone());
     let scope = match &sub.caller {
         Some(name) => Some(Scope {
             caller: config.callers.get(name).ok_or_else(|| {
@@ -224,6 +265,35 @@ fn execute(config_path: &Path, sub: Submission, report: &mut Report) -> Result<(
     let result = job.handle(raw);
     job.audit_finished(&result);
     result
+}
+
+/// Read before write, unless the request or the device says not to: on for every request
+/// that changes ports on a platform that can read them (`verify_port` always reads).
+pub(crate) fn settled_verify(req: &Request, device: &Device, platform: &Platform) -> bool {
+    if req.op == Op::VerifyPort {
+        return true;
+    }
+    match req.verify_asked {
+        Some(asked) => asked,
+        None => {
+            changes_ports(req.op) && device.verify && matches!(platform.verify, Verify::Show(_))
+        }
+    }
+}
+
+/// Operations that change ports (and so read them first, and say whether they were read).
+fn changes_ports(op: Op) -> bool {
+    matches!(
+        op,
+        Op::AttachPort
+            | Op::DetachPort
+            | Op::UpdatePort
+            | Op::ResetPort
+            | Op::UpdateLag
+            | Op::DeleteLag
+            | Op::PlugPort
+            | Op::UnplugPort
+    )
 }
 
 /// Requests are only coalesced with a holder that would have prepared them the same way:
@@ -299,7 +369,8 @@ impl Job<'_> {
             Op::IsLinkValid => return self.is_link_valid(&req),
             _ => {}
         }
-        let (device, platform) = resolve::resolve(&mut req, self.config, self.catalog)?;
+        let (device, platform) =
+            resolve::resolve(&mut req, self.config, self.catalog, self.scope.as_ref())?;
         self.report.device = Some(device.name.clone());
         self.report.platform = Some(platform.name.clone());
         // From here on every port name is the platform's canonical one (audit included).
@@ -309,9 +380,6 @@ impl Job<'_> {
         }
         self.what["device"] = json!(device.name);
         self.what["platform"] = json!(platform.name);
-        if let Some(s) = &self.scope {
-            s.allows_device(device)?;
-        }
         if req.op == Op::GetAllowedNetworkTypes {
             self.report.data = json!({"network_types": platform.network_types});
             self.report.msg = format!(
@@ -323,6 +391,12 @@ impl Job<'_> {
         }
         policy::check(&req, device, platform, self.scope.as_ref())?;
         transport::fits(device, platform.kind.channel())?;
+        let mut req = req;
+        req.verify = self.settle_verify(&req, device, platform);
+        if changes_ports(req.op) {
+            self.report.verified = Some(req.verify);
+            self.what["verify"] = json!(req.verify);
+        }
         let prepared = driver::for_platform(platform).prepare(&req, device, platform)?;
         self.report.warnings.extend(prepared.warnings());
         if self.report.dry_run {
@@ -332,12 +406,11 @@ impl Job<'_> {
         let holder = Holder::now(&self.report.request_id, req.op.name());
         let waited = Instant::now();
         let lock_deadline = waited + device.lock_timeout;
-        // A verified request reads its ports before and after its own change, in its own
-        // session, and a read changes nothing: neither rides another's session.
+        // A read changes nothing: it never rides another's session. A verified request does:
+        // the holder reads, writes and reads again for it as it would itself.
         let coalesce = self.config.coalesce.enabled
             && self.config.coalesce.max_batch > 0
-            && prepared.mutates()
-            && !req.verify;
+            && prepared.mutates();
         let spool = Spool::new(&self.config.lock_dir, &device.name);
         let compat = compat(self.config, device, platform);
         let locks = Locks {
@@ -385,14 +458,17 @@ impl Job<'_> {
         let (mut session, opened) = Session::open(conn, platform, &settings);
         let mut transcript = opened.transcript;
         let mut progress = Progress::default();
-        let own = match opened.result {
+        let scope = self.scope.clone();
+        let op = req.op.name();
+        let guard = |r: &[Removal]| policy::check_removals(device, scope.as_ref(), op, r);
+        let own: Result<driver::Done, Error> = match opened.result {
             Ok(()) => {
-                let applied = prepared.apply(&mut session, deadline);
+                let applied = prepared.apply(&mut session, deadline, &guard);
                 transcript.append(applied.transcript);
                 progress = applied.progress;
-                applied.result
+                applied.result.map_err(Error::from)
             }
-            Err(e) => Err(e),
+            Err(e) => Err(e.into()),
         };
         // Before closing (after our own lines, before the save): apply spooled requests.
         let served = if coalesce {
@@ -435,9 +511,7 @@ impl Job<'_> {
         }
         self.report.commands = transcript.commands;
         self.report.round_trips = transcript.round_trips;
-        let outcome = own
-            .map_err(Error::from)
-            .and_then(|done| finished.result.map(|()| done).map_err(Error::from));
+        let outcome = own.and_then(|done| finished.result.map(|()| done).map_err(Error::from));
         match outcome {
             Ok(done) => self.report_done(&req, device, done),
             Err(e) => {
@@ -445,6 +519,21 @@ impl Job<'_> {
                 Err(e)
             }
         }
+    }
+
+    /// Settles read before write for the request (see [`settled_verify`]), and says so when
+    /// the platform cannot read.
+    fn settle_verify(&mut self, req: &Request, device: &Device, platform: &Platform) -> bool {
+        let verify = settled_verify(req, device, platform);
+        if !verify && req.verify_asked.is_none() && changes_ports(req.op) && device.verify {
+            if let Verify::Unsupported(why) = &platform.verify {
+                self.report.warnings.push(format!(
+                    "not read back: {} cannot read ports yet ({why}); changed says what was sent",
+                    platform.name
+                ));
+            }
+        }
+        verify
     }
 
     /// `--dry-run`: the same driver code in a session that records what it would send.
@@ -465,7 +554,9 @@ impl Job<'_> {
         };
         let (mut session, opened) = Session::dry(platform, &settings);
         let mut transcript = opened.transcript;
-        let applied = prepared.apply(&mut session, settings.deadline);
+        // A dry run sends nothing: what a change would remove is unknown, policy says
+        // nothing here.
+        let applied = prepared.apply(&mut session, settings.deadline, &|_| Ok(()));
         transcript.append(applied.transcript);
         transcript.append(session.finish().transcript);
         let done = applied.result?;

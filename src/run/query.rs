@@ -1,5 +1,7 @@
 //! Queries that never contact a device: `get_switches`, `is_link_valid`,
-//! `is_port_supported`.
+//! `is_port_supported`. A caller with a scope hears only about its own devices: the list
+//! holds only them, and a question about any other device, configured or not, gets the
+//! same answer as one about a device that does not exist.
 
 use super::*;
 
@@ -7,10 +9,8 @@ impl Job<'_> {
     pub(super) fn get_switches(&mut self) -> Result<(), Error> {
         let mut list = Vec::new();
         for d in self.config.devices.values() {
-            if let Some(s) = &self.scope {
-                if s.allows_device(d).is_err() {
-                    continue;
-                }
+            if self.scope.as_ref().is_some_and(|s| !s.allows(d)) {
+                continue;
             }
             let platform = self.catalog.get(&d.platform).ok();
             list.push(json!({
@@ -33,23 +33,17 @@ impl Job<'_> {
 
     pub(super) fn is_link_valid(&mut self, req: &Request) -> Result<(), Error> {
         let mut req = req.clone();
-        let verdict = match resolve::resolve(&mut req, self.config, self.catalog) {
+        let verdict = match resolve::resolve(&mut req, self.config, self.catalog, self.scope.as_ref()) {
             Ok((device, platform)) => {
                 self.report.device = Some(device.name.clone());
                 self.report.platform = Some(platform.name.clone());
-                let scoped = match &self.scope {
-                    Some(s) => s.allows_device(device),
-                    None => Ok(()),
-                };
-                scoped
-                    .and_then(|_| {
-                        req.port_names()
-                            .iter()
-                            .try_for_each(|p| policy::check_port(device, platform, p))
-                    })
+                req.port_names()
+                    .iter()
+                    .try_for_each(|p| policy::check_port(device, platform, p))
                     .map_err(|e| e.to_string())
             }
             Err(resolve::ResolveError::Request(e)) => Err(e.0),
+            Err(resolve::ResolveError::Denied(d)) => Err(d.to_string()),
             Err(e) => return Err(e.into()),
         };
         let valid = verdict.is_ok();
@@ -67,7 +61,8 @@ impl Job<'_> {
         let platform = match req.target_reference() {
             Some(_) => {
                 let mut req = req.clone();
-                let (device, platform) = resolve::resolve(&mut req, self.config, self.catalog)?;
+                let (device, platform) =
+                    resolve::resolve(&mut req, self.config, self.catalog, self.scope.as_ref())?;
                 self.report.device = Some(device.name.clone());
                 self.report.platform = Some(platform.name.clone());
                 Some(platform)

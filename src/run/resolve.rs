@@ -1,9 +1,15 @@
 //! Resolution: the device a request names (by name, alias, switch MAC, or an Ironic
 //! `local_link_connection`), its platform in the catalog, and the request's port names
 //! checked against that platform. The first step that needs the configuration.
+//!
+//! For a caller with a scope (serve-ssh, serve-jsonrpc) only the devices in its scope exist:
+//! a reference to any other device, configured or not, gets one answer (exit 77, the
+//! reference as written), before anything about the device (its name, platform, port
+//! pattern) could show in a message or a result.
 
 use crate::catalog::{Catalog, CatalogError, Platform};
 use crate::config::{Config, Device};
+use crate::policy::{Denied, Scope};
 use crate::report::error::Error;
 use crate::request::validate::Escaped;
 use crate::request::{Request, RequestError};
@@ -12,17 +18,19 @@ fn bad(msg: impl Into<String>) -> RequestError {
     RequestError(msg.into())
 }
 
-/// Finds the device `req` targets and turns every port name in it (ports, LAG members,
-/// the LAG itself, `local_link_connection.port_id`) into the platform's canonical name, so
-/// that policy, lock, audit and rendering all see the name the device uses (`Et48` is
-/// `Ethernet48` to `denied_ports`). Unknown device or a port name the platform does not
-/// know: exit 65.
+/// Finds the device `req` targets among those `scope` allows (every device when `None`) and
+/// turns every port name in it (ports, LAG members, the LAG itself,
+/// `local_link_connection.port_id`) into the platform's canonical name, so that policy,
+/// lock, audit and rendering all see the name the device uses (`Et48` is `Ethernet48` to
+/// `denied_ports`). Unknown device or a port name the platform does not know: exit 65;
+/// with a scope, a device outside it (or unknown): exit 77.
 pub fn resolve<'c>(
     req: &mut Request,
     config: &'c Config,
     catalog: &'c Catalog,
+    scope: Option<&Scope>,
 ) -> Result<(&'c Device, &'c Platform), ResolveError> {
-    let device = find_device(req, config)?;
+    let device = find_device(req, config, scope)?;
     let platform = catalog.get(&device.platform).map_err(|e| match e {
         CatalogError::Unknown { .. } => ResolveError::UnknownPlatform {
             device: device.name.clone(),
@@ -92,15 +100,22 @@ pub fn canonicalise(req: &mut Request, platform: &Platform) -> Result<(), Reques
 /// `switch_info`, `hostname`, `switch_id` that names a configured device (NGS-style
 /// `switch_info` values that are not Mercury device names fall back to the MAC). When
 /// both a name and a MAC resolve, they must agree.
-fn find_device<'c>(req: &Request, config: &'c Config) -> Result<&'c Device, ResolveError> {
-    let unknown = |what: &str| {
-        ResolveError::Request(bad(format!(
+fn find_device<'c>(
+    req: &Request,
+    config: &'c Config,
+    scope: Option<&Scope>,
+) -> Result<&'c Device, ResolveError> {
+    let visible = |d: &&Device| scope.is_none_or(|s| s.allows(d));
+    let find = |r: &str| config.find_device(r).filter(visible);
+    let unknown = |what: &str| match scope {
+        Some(s) => ResolveError::Denied(s.not_yours(what)),
+        None => ResolveError::Request(bad(format!(
             "unknown device {}: not a device name, alias or switch MAC in the configuration",
             Escaped(what)
-        )))
+        ))),
     };
     if let Some(d) = &req.device {
-        return config.find_device(d).ok_or_else(|| unknown(d));
+        return find(d).ok_or_else(|| unknown(d));
     }
     let l = req
         .link
@@ -109,8 +124,8 @@ fn find_device<'c>(req: &Request, config: &'c Config) -> Result<&'c Device, Reso
     let by_name = [&l.switch_info, &l.hostname]
         .into_iter()
         .flatten()
-        .find_map(|n| config.find_device(n));
-    let by_mac = l.switch_id.as_deref().and_then(|m| config.find_device(m));
+        .find_map(|n| find(n));
+    let by_mac = l.switch_id.as_deref().and_then(find);
     match (by_name, by_mac) {
         (Some(a), Some(b)) if a.name != b.name => Err(ResolveError::Request(bad(format!(
             "local_link_connection disagrees: switch_id {} is device {} but switch_info names {}",
@@ -130,6 +145,9 @@ pub enum ResolveError {
     /// Bad request.
     #[error(transparent)]
     Request(#[from] RequestError),
+    /// The device is not in the caller's scope, or does not exist (one answer for both).
+    #[error(transparent)]
+    Denied(Denied),
     /// The device's platform is in the catalog but does not compile (exit 78).
     #[error(transparent)]
     Catalog(CatalogError),
@@ -155,6 +173,7 @@ impl From<ResolveError> for Error {
     fn from(e: ResolveError) -> Self {
         match e {
             ResolveError::Request(r) => Error::Request(r),
+            ResolveError::Denied(d) => Error::Denied(d),
             ResolveError::Catalog(c) => Error::Catalog(c),
             other @ (ResolveError::UnknownPlatform { .. } | ResolveError::Options { .. }) => {
                 Error::ConfigMessage(other.to_string())

@@ -1,10 +1,18 @@
 //! A minimal HTTP/1.1 server side for exactly one connection (`serve-jsonrpc --inetd`).
 //!
-//! This module owns the wire: reading requests (request line, headers, a `Content-Length`
-//! body) from a byte stream, keep-alive, time limits, and writing responses. It knows
-//! nothing of JSON-RPC, authentication or Mercury requests. It handles only what Ironic's
-//! JSON-RPC client (python-requests through keystoneauth) and curl send: no chunked request
-//! bodies, no pipelining guarantees beyond reading requests in order, no TLS.
+//! This module owns the wire: reading requests (the head parsed by `httparse`, then a
+//! `Content-Length` body) from a byte stream, keep-alive, time limits, and writing
+//! responses. It knows nothing of JSON-RPC, authentication, TLS or Mercury requests: the
+//! head and the body are read in two steps so that the caller can authenticate in between
+//! (and only then answer `Expect: 100-continue`). It handles only what Ironic's JSON-RPC
+//! client (python-requests through keystoneauth) and curl send: no chunked request bodies,
+//! no pipelining guarantees beyond reading requests in order.
+//!
+//! Refused, and answered with an error status before the connection closes: a head over
+//! [`MAX_HEAD_BYTES`] or with more than [`MAX_HEADERS`] fields, a body over
+//! [`MAX_BODY_BYTES`], a `Content-Length` that appears twice or is not plain digits (`+5`,
+//! `5, 5`: the ambiguity request smuggling lives on), `Transfer-Encoding`, and a request
+//! whose head and body do not arrive within the request deadline from its first byte.
 
 use std::io::{Read, Write};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -12,10 +20,13 @@ use std::time::{Duration, Instant};
 
 /// Largest request head (request line plus headers).
 pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Most header fields in one request.
+pub const MAX_HEADERS: usize = 100;
 /// Largest request body.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
-/// Longest a single request may take to arrive once its first byte has come.
-pub const REQUEST_DEADLINE: Duration = Duration::from_secs(60);
+/// Default for how long a request (head and body) may take to arrive once its first byte
+/// has come. Ironic's client sends a request in one or two segments.
+pub const REQUEST_DEADLINE: Duration = Duration::from_secs(10);
 
 /// One parsed request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +39,9 @@ pub struct HttpRequest {
     pub version: String,
     /// Header names (lowercased) and values, in order.
     pub headers: Vec<(String, String)>,
-    /// The body (empty without `Content-Length`).
+    /// The body's length from `Content-Length` (0 without one).
+    pub content_length: usize,
+    /// The body (empty until [`Connection::read_body`]; empty without `Content-Length`).
     pub body: Vec<u8>,
 }
 
@@ -56,6 +69,14 @@ impl HttpRequest {
             !tokens.iter().any(|t| t == "close")
         }
     }
+
+    /// The client holds its body back until it is told `100 Continue` (or a while passes).
+    pub fn expects_continue(&self) -> bool {
+        self.content_length > 0
+            && self
+                .header("expect")
+                .is_some_and(|e| e.eq_ignore_ascii_case("100-continue"))
+    }
 }
 
 /// Why no request could be read.
@@ -67,7 +88,7 @@ pub enum ReadError {
     /// Nothing arrived for the idle timeout.
     #[error("idle for {0:?}")]
     Idle(Duration),
-    /// The request was malformed or too large; answer with this status and close.
+    /// The request was malformed, too large or too slow; answer with this status and close.
     #[error("{status} {message}")]
     Bad {
         /// The HTTP status to answer with.
@@ -84,18 +105,30 @@ fn bad(status: u16, message: impl Into<String>) -> ReadError {
     }
 }
 
-/// Reads requests from a byte stream. The stream is read on a helper thread so that waits
-/// can be bounded without non-blocking I/O on an inherited descriptor.
+/// How long a connection may wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest wait for the first byte of the next request.
+    pub idle: Duration,
+    /// Longest a request's head and body may take to arrive, from its first byte.
+    pub request: Duration,
+}
+
+/// Reads requests from a stream of byte chunks. A plain stream is read on a helper thread
+/// (so that waits can be bounded without non-blocking I/O on an inherited descriptor); a
+/// TLS session hands over its decrypted chunks the same way.
 pub struct Connection {
     chunks: Receiver<Vec<u8>>,
     buf: Vec<u8>,
     eof: bool,
-    idle: Duration,
+    limits: Limits,
+    /// The current request's deadline, set at its first byte.
+    deadline: Option<Instant>,
 }
 
 impl Connection {
-    /// Starts reading `input`; between requests, `idle` is the longest wait.
-    pub fn new<R: Read + Send + 'static>(mut input: R, idle: Duration) -> Connection {
+    /// Starts reading `input` on a helper thread.
+    pub fn new<R: Read + Send + 'static>(mut input: R, limits: Limits) -> Connection {
         let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(4);
         std::thread::spawn(move || {
             let mut chunk = vec![0u8; 16 * 1024];
@@ -112,11 +145,18 @@ impl Connection {
                 }
             }
         });
+        Connection::from_chunks(rx, limits)
+    }
+
+    /// Reads the chunks another reader delivers; the end of the stream is the sender
+    /// hanging up.
+    pub fn from_chunks(chunks: Receiver<Vec<u8>>, limits: Limits) -> Connection {
         Connection {
-            chunks: rx,
+            chunks,
             buf: Vec::new(),
             eof: false,
-            idle,
+            limits,
+            deadline: None,
         }
     }
 
@@ -139,65 +179,54 @@ impl Connection {
         }
     }
 
-    /// Reads the next request. `on_expect_continue` is called (once) when the client asked
-    /// for `Expect: 100-continue`, before the body is read (it should send `100 Continue`).
-    pub fn next_request(
-        &mut self,
-        mut on_expect_continue: impl FnMut(),
-    ) -> Result<HttpRequest, ReadError> {
-        // Blank lines between requests are tolerated (RFC 9112 §2.2).
-        let idle_deadline = Instant::now() + self.idle;
-        let mut deadline = idle_deadline;
-        let head_end = loop {
-            while self.buf.first().is_some_and(|b| *b == b'\r' || *b == b'\n') {
-                self.buf.remove(0);
+    /// Reads the next request's head (the body stays unread: see [`Connection::read_body`]).
+    pub fn next_head(&mut self) -> Result<HttpRequest, ReadError> {
+        self.deadline = None;
+        let idle_deadline = Instant::now() + self.limits.idle;
+        loop {
+            // Blank lines between requests are tolerated (RFC 9112 §2.2).
+            let blank = self
+                .buf
+                .iter()
+                .take_while(|b| **b == b'\r' || **b == b'\n')
+                .count();
+            self.buf.drain(..blank);
+            if !self.buf.is_empty() && self.deadline.is_none() {
+                self.deadline = Some(Instant::now() + self.limits.request);
             }
-            if !self.buf.is_empty() && deadline == idle_deadline {
-                deadline = Instant::now() + REQUEST_DEADLINE;
-            }
-            if let Some(end) = find_head_end(&self.buf) {
-                break end;
+            if !self.buf.is_empty() {
+                if let Some((req, len)) = parse_head(&self.buf)? {
+                    self.buf.drain(..len);
+                    return Ok(req);
+                }
             }
             if self.buf.len() > MAX_HEAD_BYTES {
                 return Err(bad(431, "request header fields too large"));
             }
-            match self.fill(deadline) {
+            match self.fill(self.deadline.unwrap_or(idle_deadline)) {
                 Ok(true) => {}
                 Ok(false) if self.buf.is_empty() => return Err(ReadError::Closed),
                 Ok(false) => return Err(bad(400, "connection closed inside a request")),
-                Err(_) if self.buf.is_empty() => return Err(ReadError::Idle(self.idle)),
+                Err(_) if self.buf.is_empty() => return Err(ReadError::Idle(self.limits.idle)),
                 Err(_) => return Err(bad(408, "request not received in time")),
             }
-        };
-        let (head_len, body_start) = head_end;
-        let head = String::from_utf8(self.buf[..head_len].to_vec())
-            .map_err(|_| bad(400, "request head is not UTF-8"))?;
-        self.buf.drain(..body_start);
-        let mut req = parse_head(&head)?;
-        if req.header("transfer-encoding").is_some() {
-            return Err(bad(501, "chunked request bodies are not supported"));
         }
-        let length = match req.header("content-length") {
-            None => 0,
-            Some(v) => v
-                .trim()
-                .parse::<usize>()
-                .map_err(|_| bad(400, "invalid Content-Length"))?,
-        };
-        if length > MAX_BODY_BYTES {
-            return Err(bad(
-                413,
-                format!("request body larger than {MAX_BODY_BYTES} bytes"),
-            ));
+    }
+
+    /// Reads `req`'s body, within the request's deadline. `on_continue` is called first
+    /// when the client waits for `100 Continue` and has sent none of the body yet.
+    pub fn read_body(
+        &mut self,
+        req: &mut HttpRequest,
+        on_continue: impl FnOnce(),
+    ) -> Result<(), ReadError> {
+        let length = req.content_length;
+        if req.expects_continue() && self.buf.is_empty() {
+            on_continue();
         }
-        if length > 0
-            && req
-                .header("expect")
-                .is_some_and(|e| e.eq_ignore_ascii_case("100-continue"))
-            && self.buf.is_empty()
-        {
-            on_expect_continue();
-        }
+        let deadline = self
+            .deadline
+            .unwrap_or_else(|| Instant::now() + self.limits.request);
         while self.buf.len() < length {
             match self.fill(deadline) {
                 Ok(true) => {}
@@ -206,67 +235,92 @@ impl Connection {
             }
         }
         req.body = self.buf.drain(..length).collect();
+        Ok(())
+    }
+
+    /// Reads the next whole request (head and body), for callers that need nothing between.
+    pub fn next_request(&mut self) -> Result<HttpRequest, ReadError> {
+        let mut req = self.next_head()?;
+        self.read_body(&mut req, || ())?;
         Ok(req)
     }
 }
 
-/// Finds the blank line ending the head: (head length, body start).
-fn find_head_end(buf: &[u8]) -> Option<(usize, usize)> {
-    let mut i = 0;
-    while i < buf.len() {
-        if buf[i] == b'\n' {
-            if buf.get(i + 1) == Some(&b'\n') {
-                return Some((i, i + 2));
-            }
-            if buf.get(i + 1) == Some(&b'\r') && buf.get(i + 2) == Some(&b'\n') {
-                return Some((i, i + 3));
-            }
+/// Parses a complete head at the start of `buf`: the request and the head's length, or
+/// `None` while it is incomplete.
+fn parse_head(buf: &[u8]) -> Result<Option<(HttpRequest, usize)>, ReadError> {
+    let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut parsed = httparse::Request::new(&mut fields);
+    let len = match parsed.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => return Err(bad(431, "too many header fields")),
+        Err(httparse::Error::Version) => {
+            return Err(bad(505, "only HTTP/1.0 and HTTP/1.1 are supported"))
         }
-        i += 1;
-    }
-    None
-}
-
-fn parse_head(head: &str) -> Result<HttpRequest, ReadError> {
-    let mut lines = head.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
-    let start = lines.next().unwrap_or_default();
-    let mut parts = start.split(' ');
-    let (Some(method), Some(target), Some(version), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(bad(400, "malformed request line"));
+        Err(e) => return Err(bad(400, format!("malformed request head ({e})"))),
     };
+    let method = parsed.method.unwrap_or_default();
     if method.is_empty() || !method.bytes().all(|b| b.is_ascii_uppercase()) {
         return Err(bad(400, "malformed request method"));
     }
-    if version != "HTTP/1.1" && version != "HTTP/1.0" {
-        return Err(bad(505, "only HTTP/1.0 and HTTP/1.1 are supported"));
+    let version = match parsed.version {
+        Some(0) => "HTTP/1.0",
+        Some(1) => "HTTP/1.1",
+        _ => return Err(bad(505, "only HTTP/1.0 and HTTP/1.1 are supported")),
+    };
+    let mut headers = Vec::with_capacity(parsed.headers.len());
+    for h in parsed.headers.iter() {
+        let value = std::str::from_utf8(h.value)
+            .map_err(|_| bad(400, "request head is not UTF-8"))?
+            .trim();
+        headers.push((h.name.to_ascii_lowercase(), value.to_string()));
     }
-    let mut headers = Vec::new();
-    for line in lines {
-        if line.starts_with([' ', '\t']) {
-            return Err(bad(400, "obsolete header line folding"));
-        }
-        let (name, value) = line
-            .split_once(':')
-            .ok_or_else(|| bad(400, "malformed header line"))?;
-        if name.is_empty() || name.bytes().any(|b| b.is_ascii_whitespace()) {
-            return Err(bad(400, "malformed header name"));
-        }
-        headers.push((name.to_ascii_lowercase(), value.trim().to_string()));
-        if headers.len() > 100 {
-            return Err(bad(431, "too many header fields"));
-        }
-    }
-    Ok(HttpRequest {
+    let mut req = HttpRequest {
         method: method.to_string(),
-        target: target.to_string(),
+        target: parsed.path.unwrap_or_default().to_string(),
         version: version.to_string(),
         headers,
+        content_length: 0,
         body: Vec::new(),
-    })
+    };
+    if req.header("transfer-encoding").is_some() {
+        return Err(bad(501, "chunked request bodies are not supported"));
+    }
+    req.content_length = content_length(&req)?;
+    Ok(Some((req, len)))
 }
 
+/// The one `Content-Length`, as plain decimal digits (RFC 9110 §8.6). A second field, a
+/// list, a sign or anything but digits is refused: two parties reading one request with
+/// different lengths is how a body becomes a second, smuggled request.
+fn content_length(req: &HttpRequest) -> Result<usize, ReadError> {
+    let mut values = req
+        .headers
+        .iter()
+        .filter(|(n, _)| n == "content-length")
+        .map(|(_, v)| v.as_str());
+    let Some(value) = values.next() else {
+        return Ok(0);
+    };
+    if values.next().is_some() {
+        return Err(bad(400, "more than one Content-Length"));
+    }
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad(400, "invalid Content-Length"));
+    }
+    let too_large = || {
+        bad(
+            413,
+            format!("request body larger than {MAX_BODY_BYTES} bytes"),
+        )
+    };
+    let length = value.parse::<usize>().map_err(|_| too_large())?;
+    if length > MAX_BODY_BYTES {
+        return Err(too_large());
+    }
+    Ok(length)
+}
 /// A response to write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpResponse {
@@ -355,22 +409,36 @@ pub fn reason(status: u16) -> &'static str {
 mod tests {
     use super::*;
 
+    fn limits(idle: Duration) -> Limits {
+        Limits {
+            idle,
+            request: Duration::from_secs(5),
+        }
+    }
+
     fn conn(bytes: &'static [u8]) -> Connection {
-        Connection::new(bytes, Duration::from_secs(5))
+        Connection::new(bytes, limits(Duration::from_secs(5)))
+    }
+
+    fn status_of(bytes: &'static [u8]) -> u16 {
+        match conn(bytes).next_request() {
+            Err(ReadError::Bad { status, .. }) => status,
+            other => panic!("{}: {other:?}", String::from_utf8_lossy(bytes)),
+        }
     }
 
     #[test]
     fn two_requests_on_one_connection() {
         let mut c = conn(
-            b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}POST / HTTP/1.1\r\nContent-Length: 3\r\nConnection: close\r\n\r\n[1]",
+            b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}\r\nPOST / HTTP/1.1\r\nContent-Length: 3\r\nConnection: close\r\n\r\n[1]",
         );
-        let a = c.next_request(|| ()).unwrap();
+        let a = c.next_request().unwrap();
         assert_eq!((a.method.as_str(), a.body.as_slice()), ("POST", &b"{}"[..]));
         assert!(a.keep_alive());
-        let b = c.next_request(|| ()).unwrap();
+        let b = c.next_request().unwrap();
         assert_eq!(b.body, b"[1]");
         assert!(!b.keep_alive());
-        assert_eq!(c.next_request(|| ()), Err(ReadError::Closed));
+        assert_eq!(c.next_request(), Err(ReadError::Closed));
     }
 
     #[test]
@@ -387,22 +455,82 @@ mod tests {
                 &b"POST / HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n"[..],
                 413,
             ),
+            (
+                &b"POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n"[..],
+                413,
+            ),
             (&b"POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nab"[..], 400),
             (&b"POST / HTTP/1.1\r\n folded\r\n\r\n"[..], 400),
+            (&b"post / HTTP/1.1\r\n\r\n"[..], 400),
         ] {
-            match conn(bytes).next_request(|| ()) {
-                Err(ReadError::Bad { status: s, .. }) => {
-                    assert_eq!(s, status, "{}", String::from_utf8_lossy(bytes))
-                }
+            let got = match Connection::new(bytes, limits(Duration::from_secs(5))).next_request() {
+                Err(ReadError::Bad { status, .. }) => status,
                 other => panic!("{}: {other:?}", String::from_utf8_lossy(bytes)),
-            }
+            };
+            assert_eq!(got, status, "{}", String::from_utf8_lossy(bytes));
         }
+    }
+
+    /// Regression (issue 13 item 8): the first of two Content-Length fields won, and the
+    /// bytes past it were read as a second request.
+    #[test]
+    fn duplicate_content_length_is_refused() {
+        assert_eq!(
+            status_of(b"POST / HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}"),
+            400
+        );
+        assert_eq!(
+            status_of(b"POST / HTTP/1.1\r\nContent-Length: 2\r\ncontent-length: 2\r\n\r\n{}"),
+            400
+        );
+        assert_eq!(
+            status_of(b"POST / HTTP/1.1\r\nContent-Length: 2, 2\r\n\r\n{}"),
+            400
+        );
+    }
+
+    /// Regression (issue 13 item 8): `+2` parsed as 2 (Rust's integer parser takes a sign).
+    #[test]
+    fn signed_content_length_is_refused() {
+        assert_eq!(
+            status_of(b"POST / HTTP/1.1\r\nContent-Length: +2\r\n\r\n{}"),
+            400
+        );
+        assert_eq!(
+            status_of(b"POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n"),
+            400
+        );
+    }
+
+    #[test]
+    fn too_many_headers() {
+        let mut head = String::from("POST / HTTP/1.1\r\n");
+        for i in 0..=MAX_HEADERS {
+            head.push_str(&format!("X-{i}: y\r\n"));
+        }
+        head.push_str("\r\n");
+        let bytes: &'static [u8] = Box::leak(head.into_bytes().into_boxed_slice());
+        assert_eq!(status_of(bytes), 431);
+    }
+
+    #[test]
+    fn the_body_is_read_only_when_asked_and_continue_only_then() {
+        let mut c = conn(b"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n");
+        let mut req = c.next_head().unwrap();
+        assert!(req.expects_continue());
+        let mut asked = 0;
+        // The body never comes: the stream ends.
+        assert!(matches!(
+            c.read_body(&mut req, || asked += 1),
+            Err(ReadError::Bad { status: 400, .. })
+        ));
+        assert_eq!(asked, 1);
     }
 
     #[test]
     fn http10_closes_unless_asked() {
         let mut c = conn(b"GET / HTTP/1.0\r\n\r\n");
-        assert!(!c.next_request(|| ()).unwrap().keep_alive());
+        assert!(!c.next_request().unwrap().keep_alive());
     }
 
     #[test]
@@ -418,10 +546,43 @@ mod tests {
     #[test]
     fn idle_connection_times_out() {
         let (_keep, read_end) = std::os::unix::net::UnixStream::pair().unwrap();
-        let mut c = Connection::new(read_end, Duration::from_millis(50));
+        let mut c = Connection::new(read_end, limits(Duration::from_millis(50)));
         assert_eq!(
-            c.next_request(|| ()),
+            c.next_request(),
             Err(ReadError::Idle(Duration::from_millis(50)))
         );
+    }
+
+    /// A request whose first byte came must be whole within the request deadline, however
+    /// often a byte trickles in (each byte used to restart nothing, but the deadline was a
+    /// fixed minute).
+    #[test]
+    fn a_dripped_head_is_cut_at_the_request_deadline() {
+        let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(64);
+        let mut c = Connection::from_chunks(
+            rx,
+            Limits {
+                idle: Duration::from_secs(30),
+                request: Duration::from_millis(300),
+            },
+        );
+        let drip = std::thread::spawn(move || {
+            let mut sent = 0;
+            for b in b"POST / HTTP/1.1\r\nHost: a-long-host-name.example\r\n\r\n" {
+                if tx.send(vec![*b]).is_err() {
+                    break;
+                }
+                sent += 1;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            sent
+        });
+        let got = c.next_head();
+        drop(c);
+        assert!(
+            matches!(got, Err(ReadError::Bad { status: 408, .. })),
+            "{got:?}"
+        );
+        assert!(drip.join().unwrap() < 49, "the whole head was accepted");
     }
 }

@@ -8,7 +8,10 @@
 //! JSON-RPC envelope, parameter checks and the mapping of results and exit codes to Ironic
 //! exceptions. It does not touch devices itself: every call becomes a [`RawRequest`] run
 //! by [`run::run_request`], the same path as `mercury run` (config re-read, policy with the
-//! caller's scope, lock, audit, session). HTTP is `http`; credentials are `htpasswd`.
+//! caller's scope, lock, audit, session). HTTP is `http`; credentials are `htpasswd`; TLS
+//! (`--tls-cert`, rustls, TLS 1.3 unless told otherwise, optional client certificates) is
+//! `serve::tls` over the material `crate::tls` loads. The client's address for the audit
+//! record is the inherited socket's peer (`getpeername` on stdin).
 
 use std::io::Write;
 use std::path::Path;
@@ -21,7 +24,7 @@ use crate::report::Outcome;
 use crate::report::Report;
 use crate::request::RawRequest;
 use crate::run::{self, Origin};
-use crate::serve::htpasswd::{AuthError, Htpasswd};
+use crate::serve::htpasswd::{claimed_user, AuthError, Htpasswd};
 use crate::serve::http::{self, Connection, HttpRequest, HttpResponse, ReadError};
 
 const CLASS_PREFIX: &str = "ironic.common.exception.";
@@ -76,36 +79,141 @@ pub struct Options {
     pub caller: Option<String>,
     /// Close the connection after this long idle between requests.
     pub idle_timeout: Duration,
+    /// Longest a request's head and body may take to arrive, from its first byte.
+    pub request_timeout: Duration,
+    /// Terminate TLS on the connection (`--tls-cert`/`--tls-key`).
+    pub tls: Option<crate::tls::ServerSettings>,
+}
+
+/// Failed authentications one connection may make; the last one's answer closes it.
+pub const MAX_AUTH_FAILURES: u32 = 3;
+
+/// Longest a response write may block on a client that does not read.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The byte stream responses go to, and what it knows of the client.
+pub trait Wire: Write {
+    /// The verified TLS client certificate's fingerprint, on a TLS connection with
+    /// client-certificate verification.
+    fn tls_client(&self) -> Option<String> {
+        None
+    }
+}
+
+/// A plaintext connection's write side.
+pub struct Plain<W: Write>(pub W);
+
+impl<W: Write> Write for Plain<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl<W: Write> Wire for Plain<W> {}
+
+impl Wire for crate::serve::tls::TlsWriter {
+    fn tls_client(&self) -> Option<String> {
+        self.peer().client_cert
+    }
+}
+
+/// The client's address: the peer of the inherited socket (systemd `Accept=yes`, inetd),
+/// which the kernel vouches for; when stdin is not an inet socket (a pipe, socat's
+/// socketpair), what the activator put in the environment (`REMOTE_ADDR`, socat's
+/// `SOCAT_PEERADDR`).
+pub fn client_address() -> Option<String> {
+    let stdin = std::io::stdin();
+    let from_socket = rustix::net::getpeername(&stdin)
+        .ok()
+        .flatten()
+        .and_then(|a| std::net::SocketAddr::try_from(a).ok())
+        .map(|a| match a.ip() {
+            // An IPv4 client on a dual-stack socket is written as IPv4.
+            std::net::IpAddr::V6(v6) => v6
+                .to_ipv4_mapped()
+                .map(|v4| v4.to_string())
+                .unwrap_or_else(|| v6.to_string()),
+            ip => ip.to_string(),
+        });
+    from_socket.or_else(|| {
+        std::env::var("REMOTE_ADDR")
+            .or_else(|_| std::env::var("SOCAT_PEERADDR"))
+            .ok()
+            .filter(|a| {
+                crate::request::validate::identifier("remote", a).is_ok() || a.contains(':')
+            })
+            .map(|a| crate::request::validate::printable(&a))
+    })
 }
 
 /// Serves one connection on stdin/stdout until the client closes it, asks to close, or is
-/// idle too long. Returns an [`Outcome`] with nothing more to print.
+/// idle too long; through TLS when `args.tls` is set. Returns an [`Outcome`] with nothing
+/// more to print (exit 78 when the htpasswd file or the TLS material is unusable).
 pub fn serve_inetd(config: &Path, args: &Options) -> Outcome {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let remote = std::env::var("REMOTE_ADDR")
-        .or_else(|_| std::env::var("SOCAT_PEERADDR"))
-        .ok()
-        .filter(|a| crate::request::validate::identifier("remote", a).is_ok() || a.contains(':'))
-        .map(|a| crate::request::validate::printable(&a));
-    let code = serve(
-        Connection::new(std::io::stdin(), args.idle_timeout),
-        &mut out,
-        config,
-        args,
-        remote,
+    let remote = client_address();
+    // Best effort: only a socket has a send timeout (not a pipe in tests).
+    let _ = rustix::net::sockopt::set_socket_timeout(
+        std::io::stdout(),
+        rustix::net::sockopt::Timeout::Send,
+        Some(WRITE_TIMEOUT),
     );
+    let limits = http::Limits {
+        idle: args.idle_timeout,
+        request: args.request_timeout,
+    };
+    let code = match &args.tls {
+        None => serve(
+            Connection::new(std::io::stdin(), limits),
+            &mut Plain(std::io::stdout().lock()),
+            config,
+            args,
+            remote,
+        ),
+        Some(settings) => {
+            let started = crate::tls::server_config(settings)
+                .map_err(|e| e.to_string())
+                .and_then(|c| {
+                    crate::serve::tls::start(c, std::io::stdin(), std::io::stdout())
+                        .map_err(|e| format!("TLS: {e}"))
+                });
+            match started {
+                Err(e) => {
+                    // Nothing can be said to the client before a handshake: log and close.
+                    log::error!("serve-jsonrpc: {e}");
+                    78
+                }
+                Ok((plaintext, mut writer)) => {
+                    let code = serve(
+                        Connection::from_chunks(plaintext, limits),
+                        &mut writer,
+                        config,
+                        args,
+                        remote,
+                    );
+                    writer.close();
+                    code
+                }
+            }
+        }
+    };
     Outcome {
         stdout: String::new(),
         code,
     }
 }
 
-/// The connection loop, on any byte streams (tests use in-memory ones). Returns the exit
-/// code: 0 when the connection ended normally, 78 when the htpasswd file is unusable.
+/// The connection loop, on any byte streams. Returns the exit code: 0 when the connection
+/// ended (normally, or refused), 78 when the htpasswd file is unusable.
+///
+/// Per request: read the head; authenticate (HTTP Basic, bcrypt); only then answer
+/// `Expect: 100-continue` and read the body; answer. A failed authentication is logged
+/// and audited, and after [`MAX_AUTH_FAILURES`] of them the connection closes.
 pub fn serve(
     mut conn: Connection,
-    out: &mut dyn Write,
+    out: &mut dyn Wire,
     config: &Path,
     args: &Options,
     remote: Option<String>,
@@ -113,12 +221,9 @@ pub fn serve(
     let htpasswd = Htpasswd::load(&args.htpasswd);
     // A verified Authorization value, so that keep-alive requests skip bcrypt.
     let mut verified: Option<(String, String)> = None;
+    let mut failures = 0u32;
     loop {
-        let req = match conn.next_request(|| {
-            let _ = out
-                .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
-                .and_then(|_| out.flush());
-        }) {
+        let mut req = match conn.next_head() {
             Ok(r) => r,
             Err(ReadError::Closed) | Err(ReadError::Idle(_)) => return 0,
             Err(ReadError::Bad { status, message }) => {
@@ -145,31 +250,79 @@ pub fn serve(
             (Some((header, user)), Some(a)) if header == a => Ok(user.clone()),
             _ => htpasswd.check(authorization.as_deref()),
         };
-        let response = match user {
+        let origin = Origin {
+            http_user: None,
+            remote: remote.clone(),
+            ssh_connection: None,
+            tls_client: out.tls_client(),
+        };
+        let user = match user {
+            Ok(user) => user,
             Err(e) => {
+                failures += 1;
+                let claimed = claimed_user(authorization.as_deref());
                 log::warn!(
-                    "serve-jsonrpc: refused {} from {}: {e}",
+                    "serve-jsonrpc: refused {} from {} (user {}): {e}",
                     req.method,
-                    remote.as_deref().unwrap_or("?")
+                    remote.as_deref().unwrap_or("?"),
+                    claimed.as_deref().unwrap_or("-"),
                 );
-                auth_error(&e)
-            }
-            Ok(user) => {
-                if let Some(a) = &authorization {
-                    verified = Some((a.clone(), user.clone()));
+                if e != AuthError::Missing {
+                    run::audit_refusal(
+                        config,
+                        &Origin {
+                            http_user: claimed,
+                            ..origin
+                        },
+                        json!({"http": format!("{} {}", req.method, crate::request::validate::printable(&req.target))}),
+                        json!({
+                            "outcome": "refused",
+                            "error_kind": "denied",
+                            "msg": e.to_string(),
+                            "http_status": e.status(),
+                            "failures_on_connection": failures,
+                        }),
+                    );
                 }
-                let ctx = CallContext {
-                    config,
-                    caller: args.caller.clone().unwrap_or_else(|| user.clone()),
-                    origin: Origin {
-                        http_user: Some(user),
-                        remote: remote.clone(),
-                        ssh_connection: None,
-                    },
-                };
-                respond(&req, &ctx)
+                // A client waiting for 100 Continue has not sent its body: there is no
+                // point in waiting for it. Too many failures end the connection.
+                let close = !keep_alive || req.expects_continue() || failures >= MAX_AUTH_FAILURES;
+                if !close {
+                    if let Err(ReadError::Bad { status, message }) = conn.read_body(&mut req, || ())
+                    {
+                        let _ = http::write_response(out, &plain_error(status, &message), true);
+                        return 0;
+                    }
+                }
+                if http::write_response(out, &auth_error(&e), close).is_err() || close {
+                    return 0;
+                }
+                continue;
             }
         };
+        // Authenticated: only now may the client send its body.
+        let body = conn.read_body(&mut req, || {
+            let _ = out
+                .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+                .and_then(|_| out.flush());
+        });
+        if let Err(ReadError::Bad { status, message }) = body {
+            log::warn!("serve-jsonrpc: {status} {message}");
+            let _ = http::write_response(out, &plain_error(status, &message), true);
+            return 0;
+        }
+        if let Some(a) = &authorization {
+            verified = Some((a.clone(), user.clone()));
+        }
+        let ctx = CallContext {
+            config,
+            caller: args.caller.clone().unwrap_or_else(|| user.clone()),
+            origin: Origin {
+                http_user: Some(user),
+                ..origin
+            },
+        };
+        let response = respond(&req, &ctx);
         if http::write_response(out, &response, !keep_alive).is_err() || !keep_alive {
             return 0;
         }

@@ -365,6 +365,80 @@ pub fn checks(
     Ok(out)
 }
 
+/// The VLANs a port carries (access, native, tagged), for policy's removal rights. A trunk
+/// that carries every VLAN (the vendor default of IOS-like CLIs when no list is set) counts
+/// as carrying none in particular: closing it takes nothing the network team put there.
+pub fn carried(s: &PortState) -> BTreeSet<u16> {
+    let mut out: BTreeSet<u16> = s.access_vlan.into_iter().chain(s.native_vlan).collect();
+    if s.allowed_vlans.len() < crate::verify::state::ALL.count() {
+        out.extend(&s.allowed_vlans);
+    }
+    out
+}
+
+/// The expectations once the ports were read (read before write): a detach takes its VLAN
+/// off wherever the port carried it (untagged: the idle VLAN returns; tagged: it leaves the
+/// list), and a port that becomes a trunk on a platform whose trunks carry every VLAN by
+/// default carries exactly the VLAN attached. Other expectations are as before.
+pub fn refine(
+    checks: &[Check],
+    req: &Request,
+    device: &Device,
+    platform: &Platform,
+    before: &[PortState],
+) -> Vec<Check> {
+    let default_all = match &platform.verify {
+        crate::catalog::Verify::Show(s) => s.trunk_default_all,
+        _ => false,
+    };
+    checks
+        .iter()
+        .zip(before)
+        .map(|(c, s)| {
+            let Some(change) = req.ports.iter().find(|p| p.port == c.port) else {
+                return c.clone();
+            };
+            let vlan = change.vlan.map(|v| v.get());
+            let mut e = c.expect.clone();
+            match req.op {
+                Op::DetachPort => {
+                    let Some(v) = vlan else { return c.clone() };
+                    let untagged = s.access_vlan == Some(v) && s.mode.as_deref() != Some("trunk");
+                    let mut detached = if untagged {
+                        let as_access = PortChange {
+                            mode: None,
+                            ..change.clone()
+                        };
+                        expect_port(Op::DetachPort, &as_access, device, platform)
+                    } else {
+                        Expect::default()
+                    };
+                    detached.allowed_lacks.insert(v);
+                    if s.native_vlan == Some(v) || untagged {
+                        let idle = change.default_vlan.or(device.default_vlan).map(|x| x.get());
+                        if idle != Some(v) {
+                            detached.untagged_not.insert(v);
+                        }
+                    }
+                    e = detached;
+                }
+                Op::AttachPort
+                    if change.mode == Some(PortMode::Trunk)
+                        && default_all
+                        && s.mode.as_deref() != Some("trunk") =>
+                {
+                    e.allowed_exactly = Some(vlan.into_iter().collect());
+                }
+                _ => {}
+            }
+            Check {
+                expect: e,
+                ..c.clone()
+            }
+        })
+        .collect()
+}
+
 /// The tagged list a trunk declaration leaves on the port (the driver's rule: the native
 /// VLAN is added where the platform tags it too, left out where it is untagged only).
 fn trunk_list(c: &PortChange, platform: &Platform) -> Option<BTreeSet<u16>> {

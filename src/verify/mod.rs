@@ -16,6 +16,8 @@ pub mod expect;
 pub mod parse;
 pub mod state;
 
-pub use expect::{checks, diff, Check, Drift, Expect, ModeRule, PortReport, Reports, Verdict};
+pub use expect::{
+    carried, checks, diff, refine, Check, Drift, Expect, ModeRule, PortReport, Reports, Verdict,
+};
 pub use parse::{lag_name, parse};
 pub use state::{vlan_list, PortState};

@@ -9,6 +9,7 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 pub mod sshd;
+pub mod tls;
 
 /// The `mercury` binary under test.
 pub fn mercury_bin() -> PathBuf {

@@ -419,8 +419,10 @@ impl super::Lab {
     }
 
     /// Starts an sshd whose logins run the simulator for `name` (with `sim_extra` flags,
-    /// e.g. faults). With `opts.passwords` the lab dir is opened up so the password user's
-    /// simulator can write its state there.
+    /// e.g. faults). With `opts.passwords` the password user's simulator must write its
+    /// state and transcript here: those two files are opened to it (the lab directory only
+    /// becomes searchable, since Mercury refuses a configuration in a directory others can
+    /// write).
     pub fn sshd_for(
         &self,
         name: &str,
@@ -430,7 +432,14 @@ impl super::Lab {
     ) -> Sshd {
         opts.force_command = Some(self.sim_argv(name, platform, sim_extra));
         if opts.passwords {
-            set_mode(self.dir.path(), 0o777);
+            set_mode(self.dir.path(), 0o755);
+            for ext in ["json", "transcript"] {
+                let f = self.path(&format!("{name}.{ext}"));
+                if !f.exists() {
+                    fs::write(&f, "").expect("sim file");
+                }
+                set_mode(&f, 0o666);
+            }
         }
         Sshd::start(&opts)
     }

@@ -243,43 +243,63 @@ def sshd(tmp_path_factory, lab_dir):
     server.stop()
 
 
-class Activator(object):
-    """serve-jsonrpc --inetd behind a socket activator on 127.0.0.1; with
-    ``tls``, behind socat terminating TLS with a self-signed certificate."""
+def openssl(cwd, *args):
+    subprocess.run(['openssl'] + list(args), cwd=str(cwd), check=True,
+                   capture_output=True)
 
-    def __init__(self, root, config, htpasswd, tls=False):
+
+class Pki(object):
+    """A throwaway CA and certificates it signed (openssl CLI), keys 0600."""
+
+    def __init__(self, root):
+        self.dir = pathlib.Path(root)
+        openssl(self.dir, 'req', '-x509', '-newkey', 'ec', '-pkeyopt',
+                'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
+                '-subj', '/CN=Mercury test CA',
+                '-addext', 'basicConstraints=critical,CA:TRUE',
+                '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+                '-keyout', 'ca.key', '-out', 'ca.crt')
+        os.chmod(self.dir / 'ca.key', 0o600)
+        self.ca = self.dir / 'ca.crt'
+
+    def issue(self, name, server):
+        ext = self.dir / (name + '.ext')
+        ext.write_text(
+            'basicConstraints=CA:FALSE\n'
+            + ('subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n'
+               if server else 'extendedKeyUsage=clientAuth\n'))
+        openssl(self.dir, 'req', '-newkey', 'ec', '-pkeyopt',
+                'ec_paramgen_curve:prime256v1', '-nodes', '-subj',
+                '/CN=' + name, '-keyout', name + '.key', '-out',
+                name + '.csr')
+        openssl(self.dir, 'x509', '-req', '-in', name + '.csr', '-CA',
+                'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2',
+                '-extfile', str(ext), '-out', name + '.crt')
+        os.chmod(self.dir / (name + '.key'), 0o600)
+        return self.dir / (name + '.crt'), self.dir / (name + '.key')
+
+
+class Activator(object):
+    """serve-jsonrpc --inetd behind a socket activator on 127.0.0.1 (what a
+    systemd Accept=yes socket unit does); ``tls_args`` are serve-jsonrpc's
+    own TLS flags (--tls-cert, --tls-key, --tls-client-ca)."""
+
+    def __init__(self, root, config, htpasswd, tls_args=()):
         root = pathlib.Path(root)
         self.port = free_port()
         self.log = root / 'activator.log'
-        self.cafile = None
         command = [str(MERCURY), '--config', str(config), 'serve-jsonrpc',
-                   '--inetd', '--htpasswd', str(htpasswd)]
+                   '--inetd', '--htpasswd', str(htpasswd)] + list(tls_args)
         activate = shutil.which('systemd-socket-activate')
-        if tls:
-            if not shutil.which('socat'):
-                pytest.exit('socat is not installed', returncode=1)
-            pem = root / 'server.pem'
-            subprocess.run(['openssl', 'req', '-x509', '-newkey', 'rsa:2048',
-                            '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1',
-                            '-addext', 'subjectAltName=IP:127.0.0.1',
-                            '-keyout', str(root / 'server.key'),
-                            '-out', str(root / 'server.crt')],
-                           check=True, capture_output=True)
-            pem.write_text((root / 'server.key').read_text()
-                           + (root / 'server.crt').read_text())
-            self.cafile = root / 'server.crt'
-            argv = ['socat', 'OPENSSL-LISTEN:%d,bind=127.0.0.1,fork,reuseaddr,'
-                    'cert=%s,verify=0' % (self.port, pem),
-                    'EXEC:%s' % ' '.join(command)]
-        elif activate:
+        if activate:
             argv = [activate, '--inetd', '--accept', '-l',
                     '127.0.0.1:%d' % self.port] + command
-        elif shutil.which('socat'):
+        elif shutil.which('socat') and not tls_args:
             argv = ['socat', 'TCP-LISTEN:%d,bind=127.0.0.1,fork,reuseaddr'
                     % self.port, 'EXEC:%s' % ' '.join(command)]
         else:
-            pytest.exit('neither systemd-socket-activate nor socat is '
-                        'installed', returncode=1)
+            pytest.exit('systemd-socket-activate is not installed',
+                        returncode=1)
         with open(self.log, 'w') as log:
             self.proc = subprocess.Popen(argv, stdout=log,
                                          stderr=subprocess.STDOUT)
@@ -307,9 +327,36 @@ def jsonrpc_server(tmp_path_factory, lab_dir):
 
 
 @pytest.fixture(scope='session')
-def jsonrpc_tls_server(tmp_path_factory, lab_dir, jsonrpc_server):
+def pki(tmp_path_factory):
+    pki = Pki(tmp_path_factory.mktemp('pki'))
+    pki.server = pki.issue('server', True)
+    pki.client = pki.issue('conductor', False)
+    return pki
+
+
+@pytest.fixture(scope='session')
+def jsonrpc_tls_server(tmp_path_factory, lab_dir, jsonrpc_server, pki):
+    """Mercury terminating TLS itself (TLS 1.3 minimum)."""
     root = tmp_path_factory.mktemp('jsonrpc-tls')
     htpasswd = pathlib.Path(jsonrpc_server.log).parent / 'htpasswd'
-    server = Activator(root, lab_dir / 'mercury.toml', htpasswd, tls=True)
+    cert, key = pki.server
+    server = Activator(root, lab_dir / 'mercury.toml', htpasswd,
+                       ['--tls-cert', str(cert), '--tls-key', str(key)])
+    server.cafile = pki.ca
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope='session')
+def jsonrpc_mtls_server(tmp_path_factory, lab_dir, jsonrpc_server, pki):
+    """As jsonrpc_tls_server, and a client certificate signed by the test CA
+    is required (--tls-client-ca)."""
+    root = tmp_path_factory.mktemp('jsonrpc-mtls')
+    htpasswd = pathlib.Path(jsonrpc_server.log).parent / 'htpasswd'
+    cert, key = pki.server
+    server = Activator(root, lab_dir / 'mercury.toml', htpasswd,
+                       ['--tls-cert', str(cert), '--tls-key', str(key),
+                        '--tls-client-ca', str(pki.ca)])
+    server.cafile = pki.ca
     yield server
     server.stop()

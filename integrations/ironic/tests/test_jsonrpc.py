@@ -2,8 +2,12 @@
 networking RPC client (``ironic.networking.rpcapi.NetworkingAPI`` over
 ``ironic.common.json_rpc.client``, http_basic auth) and Ironic's own
 ``ironic-networking`` network interface, through a socket activator on
-127.0.0.1, with the simulated switches' state asserted.
+127.0.0.1 (plain, and with Mercury's built-in TLS), with the simulated
+switches' state asserted.
 """
+
+import socket
+import ssl
 
 import pytest
 from keystoneauth1 import exceptions as ks_exc
@@ -128,7 +132,12 @@ class NetworkingApiTestCase(JsonRpcTestCase):
         e = self.assertRaises(ks_exc.Unauthorized, self.api().get_switches,
                               self.ctx)
         self.assertIn('Incorrect username or password', str(e))
-        self.assertEqual([], self.lab.audit())
+        # Nothing ran; the failed login is audited with the client.
+        self.assertEqual([], self.lab.requests())
+        refused = [r for r in self.lab.audit() if r['event'] == 'refused']
+        self.assertEqual(1, len(refused), self.lab.audit())
+        self.assertEqual('ironic', refused[0]['who']['http_user'])
+        self.assertEqual('127.0.0.1', refused[0]['who']['http_client'])
 
     def test_config_change_applies_without_restart(self):
         api = self.api()
@@ -142,8 +151,9 @@ class NetworkingApiTestCase(JsonRpcTestCase):
 
 
 class TlsTestCase(JsonRpcTestCase):
-    """TLS in front of the same one-shot process (socat OPENSSL-LISTEN), with
-    Ironic's client verifying the certificate against its cafile."""
+    """Mercury's built-in TLS (serve-jsonrpc --tls-cert/--tls-key) behind the
+    socket activator, with Ironic's client verifying the certificate against
+    its cafile, as with the stock service's TLS."""
 
     @pytest.fixture(autouse=True)
     def _tls(self, jsonrpc_tls_server):
@@ -156,8 +166,55 @@ class TlsTestCase(JsonRpcTestCase):
         self.api().update_port(self.ctx, 'leaf-1', 'Gi1/0/4', 'd', 'access',
                                110)
         self.assertEqual(110, self.lab.port('leaf-1', gi(4))['access_vlan'])
-        self.assertIn('127.0.0.1', {r['who']['http_client']
-                                    for r in self.lab.requests()})
+        # The client's address comes from the socket (no activator variable).
+        self.assertEqual({'127.0.0.1'}, {r['who']['http_client']
+                                         for r in self.lab.requests()})
+
+    def _handshake(self, maximum=None):
+        ctx = ssl.create_default_context(cafile=str(self.tls.cafile))
+        if maximum:
+            ctx.maximum_version = maximum
+        with socket.create_connection(('127.0.0.1', self.tls.port)) as raw:
+            with ctx.wrap_socket(raw, server_hostname='127.0.0.1') as s:
+                return s.version()
+
+    def test_python_default_context_negotiates_tls13(self):
+        # What requests/urllib3 (and so Ironic's client) use: TLS 1.2 to
+        # maximum supported; Mercury's 1.3 floor is met.
+        self.assertEqual('TLSv1.3', self._handshake())
+
+    def test_tls12_only_client_is_refused(self):
+        self.assertRaises(ssl.SSLError, self._handshake,
+                          ssl.TLSVersion.TLSv1_2)
+
+
+class MutualTlsTestCase(JsonRpcTestCase):
+    """--tls-client-ca: Ironic's client presents [..._json_rpc] certfile and
+    keyfile; without them it gets no answer."""
+
+    @pytest.fixture(autouse=True)
+    def _tls(self, jsonrpc_mtls_server, pki):
+        self.tls = jsonrpc_mtls_server
+        self.pki = pki
+
+    def test_conductor_certificate_required(self):
+        self.config(port=self.tls.port, client_use_ssl=True,
+                    cafile=str(self.tls.cafile), group=GROUP)
+        self.reset_client()
+        self.assertRaises((ks_exc.SSLError, ks_exc.ConnectFailure),
+                          self.api().update_port, self.ctx,
+                          'leaf-1', 'Gi1/0/3', 'd', 'access', 110)
+        self.assertEqual([], self.lab.requests())
+
+        cert, key = self.pki.client
+        self.config(certfile=str(cert), keyfile=str(key), group=GROUP)
+        self.reset_client()
+        self.api().update_port(self.ctx, 'leaf-1', 'Gi1/0/3', 'd', 'access',
+                               110)
+        self.assertEqual(110, self.lab.port('leaf-1', gi(3))['access_vlan'])
+        started = self.lab.requests()
+        self.assertEqual(1, len(started))
+        self.assertTrue(started[0]['who']['tls_client'].startswith('SHA256:'))
 
 
 class StockInterfaceTestCase(JsonRpcTestCase):

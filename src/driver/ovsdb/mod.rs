@@ -25,7 +25,7 @@
 //! This module must not run a shell, render a value that was not validated, or send a change
 //! in more than one invocation.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -39,7 +39,7 @@ use plan::{argv, vlan_change, Intent, PortPlan, Refusal, Target};
 #[cfg(test)]
 use plan::{next_vlans, vlan_commands, VlanChange};
 
-use crate::driver::{self, Applied, Done, Driver, Summary};
+use crate::driver::{self, Applied, Done, Driver, Failure, Guard, Removal, Summary};
 use crate::request::{Op, PortChange, Request};
 use crate::session::plan::Line;
 use crate::session::{Progress, Session, SessionError, Transcript};
@@ -50,11 +50,20 @@ use crate::verify::parse::ovsdb::{
 };
 use crate::verify::Check;
 
-pub use crate::driver::DEFAULT_BRIDGE;
 /// Said of a write whose exit status was 0 but whose output the catalog calls a failure.
 const COMMITTED: &str = "the transaction is committed in OVSDB";
 /// The `external_ids` keys `plug_port` owns on the representor's Interface row.
-pub const IFACE_IDS: [&str; 4] = ["iface-id", "iface-status", "attached-mac", "node-uuid"];
+pub const IFACE_IDS: [&str; 5] = [
+    "iface-id",
+    "iface-status",
+    "attached-mac",
+    "node-uuid",
+    PLUGGED_BY,
+];
+/// The `external_ids` key (value `mercury`) that marks a port Mercury plugged: only such
+/// ports are changed or unplugged, never patch ports, uplinks or ports another agent
+/// manages.
+pub const PLUGGED_BY: &str = "plugged-by";
 /// Shown with `--dry-run`: the real transaction depends on state a dry run does not read.
 pub const DRY_RUN_NOTE: &str = "ovs: a dry run does not read OVSDB; the transaction shown assumes a port that needs the change. A real run reads the port first and sends less (or nothing) when it is already as requested";
 
@@ -106,10 +115,7 @@ pub fn prepare(
         base.push(format!("--db={db}"));
     }
     base.push(format!("--timeout={timeout}"));
-    let device_bridge = device
-        .bridge
-        .clone()
-        .unwrap_or_else(|| DEFAULT_BRIDGE.to_string());
+    let device_bridge = device.default_bridge();
     crate::request::validate::simple_name("bridge", &device_bridge, 15)
         .map_err(|e| Unsupported(e.0))?;
     let mut out = Prepared {
@@ -180,6 +186,7 @@ pub fn prepare(
                         ("iface-status", Some("active".to_string())),
                         ("attached-mac", mac),
                         ("node-uuid", node),
+                        (PLUGGED_BY, Some("mercury".to_string())),
                     ]),
                 }
             } else {
@@ -281,10 +288,10 @@ impl driver::Prepared for Prepared {
         self.op != Op::VerifyPort
     }
 
-    fn apply(&self, session: &mut Session, deadline: Instant) -> Applied {
+    fn apply(&self, session: &mut Session, deadline: Instant, guard: Guard) -> Applied {
         let mut transcript = Transcript::default();
         let mut progress = Progress::default();
-        let result = self.run_in(session, deadline, &mut transcript, &mut progress);
+        let result = self.run_in(session, deadline, guard, &mut transcript, &mut progress);
         Applied {
             transcript,
             result,
@@ -346,9 +353,10 @@ impl Prepared {
         &self,
         session: &mut Session,
         deadline: Instant,
+        guard: Guard,
         transcript: &mut Transcript,
         progress: &mut Progress,
-    ) -> Result<Done, SessionError> {
+    ) -> Result<Done, Failure> {
         let dry = session.is_dry();
         let mut warnings = Vec::new();
         if dry && self.nothing.is_none() {
@@ -388,6 +396,24 @@ impl Prepared {
             plans.push(plan);
         }
         let changed = plans.iter().any(PortPlan::changed);
+        if snap.is_some() {
+            // What each port carries now and would not afterwards (unplugging takes off
+            // all it carries).
+            let removals: Vec<Removal> = plans
+                .iter()
+                .filter(|p| p.changed())
+                .map(|p| Removal {
+                    port: p.port.clone(),
+                    vlans: Some(
+                        carried(p.before.as_ref())
+                            .difference(&carried(p.after.as_ref()))
+                            .copied()
+                            .collect(),
+                    ),
+                })
+                .collect();
+            guard(&removals)?;
+        }
         let mut drift = None;
         if let Some(write) = self.write_line(&plans) {
             // One transaction: committed whole or not at all, unless ovs-vsctl gave up
@@ -403,7 +429,7 @@ impl Prepared {
                     } else {
                         progress.rejected = Some(write.text.clone());
                     }
-                    return Err(e);
+                    return Err(e.into());
                 }
             };
             progress.accepted.push(write.text.clone());
@@ -662,6 +688,19 @@ fn judge(
     Err(crate::session::judge_status(out, line, shown))
 }
 
+/// The VLANs an OVS port carries: its tag and tagged list. A port with neither (flat)
+/// carries every VLAN of the bridge, none in particular.
+fn carried(p: Option<&OvsdbPort>) -> BTreeSet<u16> {
+    p.map(|p| {
+        p.vlans
+            .tag
+            .into_iter()
+            .chain(p.vlans.trunks.iter().copied())
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
 /// Notes from a successful write's stderr: ovs-vswitchd could not open a device (a
 /// representor that does not exist yet: the port is in OVSDB and carries traffic once the
 /// device appears).
@@ -710,7 +749,7 @@ mod tests {
             save: false,
         };
         let (mut s, _) = Session::dry(platform, &settings);
-        let a = driver::Prepared::apply(p, &mut s, settings.deadline);
+        let a = driver::Prepared::apply(p, &mut s, settings.deadline, &|_| Ok(()));
         a.result.unwrap();
         a.transcript.commands.into_iter().map(|c| c.input).collect()
     }
@@ -731,6 +770,7 @@ mod tests {
              -- set Interface pf0vf3 'external_ids:attached-mac=\"aa:bb:cc:dd:ee:ff\"' \
              'external_ids:iface-id=\"vif-1\"' 'external_ids:iface-status=\"active\"' \
              'external_ids:node-uuid=\"1be26c0b-03f2-4d2e-ae87-c02d7f33c123\"' \
+             'external_ids:plugged-by=\"mercury\"' \
              -- set Port pf0vf3 tag=120 vlan_mode=access -- clear Port pf0vf3 trunks"
         );
         // argv is what local runs; text is what a remote shell gets.
@@ -913,7 +953,7 @@ mod tests {
 
     const READ: &str = r#"{"data":[["br-int",["set",[["uuid","p1"],["uuid","p2"]]]],["br-ex",["uuid","p3"]]],"headings":["name","ports"]}
 {"data":[[["uuid","p1"],"pf0vf3",120,["set",[]],"access",["uuid","i1"]],[["uuid","p2"],"br-int",["set",[]],["set",[]],["set",[]],["uuid","i2"]],[["uuid","p3"],"p0",["set",[]],["set",[10,20]],["set",[]],["uuid","i3"]]],"headings":["_uuid","name","tag","trunks","vlan_mode","interfaces"]}
-{"data":[[["uuid","i1"],"pf0vf3",["map",[["iface-id","vif-1"],["iface-status","active"],["other","kept"]]],["set",[]],"could not open network device pf0vf3 (No such device)"],[["uuid","i2"],"br-int",["map",[]],["set",[]],["set",[]]],[["uuid","i3"],"p0",["map",[]],9000,["set",[]]]],"headings":["_uuid","name","external_ids","mtu_request","error"]}
+{"data":[[["uuid","i1"],"pf0vf3",["map",[["iface-id","vif-1"],["iface-status","active"],["other","kept"],["plugged-by","mercury"]]],["set",[]],"could not open network device pf0vf3 (No such device)"],[["uuid","i2"],"br-int",["map",[]],["set",[]],["set",[]]],[["uuid","i3"],"p0",["map",[]],9000,["set",[]]]],"headings":["_uuid","name","external_ids","mtu_request","error"]}
 "#;
 
     #[test]

@@ -264,6 +264,15 @@ impl Target {
                 }));
             }
         }
+        // Only ports Mercury plugged are changed or removed (a dry run assumes one).
+        if let (Some(b), Some(_)) = (&before, snap) {
+            if b.external_ids.get(super::PLUGGED_BY).map(String::as_str) != Some("mercury") {
+                return Err(Refusal(format!(
+                    "{port} was not plugged by Mercury (no external_ids:{}=mercury on its interface): patch ports, uplinks and ports another agent manages are never changed or removed",
+                    super::PLUGGED_BY
+                )));
+            }
+        }
         let mut plan = PortPlan {
             port: port.clone(),
             bridge: bridge.clone(),

@@ -5,7 +5,10 @@
 //! patterns with `*`/`?` wildcards and `!` negation, `[host]:port` for ports other than 22,
 //! hashed names (`|1|salt|hash`, HMAC-SHA1), and the `@revoked` marker. `@cert-authority`
 //! lines are ignored: Mercury does not accept host certificates. Malformed lines are
-//! skipped, as OpenSSH does. It never talks to the network.
+//! skipped, as OpenSSH does. It never talks to the network. The file's trust (owned by root
+//! or the running user, not writable by group or others, nor any directory or link on the
+//! way: whoever can write it can impersonate every device it lists) is checked by the
+//! config layer with the device's secrets, before a connection is opened.
 
 use std::fs;
 use std::io::{Seek, SeekFrom, Write};
@@ -97,7 +100,8 @@ pub struct KnownHosts {
 }
 
 impl KnownHosts {
-    /// Reads a file; a missing file is an empty list.
+    /// Reads a file (trust-checked with the device's secrets before any connection); a
+    /// missing file is an empty list.
     pub fn load(path: &Path) -> Result<KnownHosts, String> {
         match fs::read_to_string(path) {
             Ok(text) => Ok(KnownHosts::parse(&text)),

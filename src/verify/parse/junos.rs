@@ -11,6 +11,22 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{parse_vlans, words, Raw};
 
+/// VLAN names and ids from `show configuration vlans | display set`.
+pub(crate) fn vlan_names(output: &str) -> BTreeMap<String, u16> {
+    let mut names = BTreeMap::new();
+    for line in output.lines() {
+        let w = words(line);
+        if let ["set", "vlans", name, "vlan-id", id] =
+            w.iter().map(String::as_str).collect::<Vec<_>>().as_slice()
+        {
+            if let Ok(id) = id.parse() {
+                names.insert((*name).to_string(), id);
+            }
+        }
+    }
+    names
+}
+
 pub(crate) fn parse(port: &str, outputs: &[String]) -> Result<Raw, String> {
     let mut names: BTreeMap<String, u16> = BTreeMap::new();
     let mut statements: Vec<Vec<String>> = Vec::new();

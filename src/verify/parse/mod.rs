@@ -11,7 +11,7 @@ mod sonic;
 mod srl;
 mod vrp;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::state::{PortState, ALL};
 use crate::catalog::{Platform, VerifySpec, VERIFY_FIELDS};
@@ -54,6 +54,15 @@ pub fn parse(
         other => return Err(format!("no parser {other:?} for show output")),
     };
     Ok(normalise(raw, platform, spec))
+}
+
+/// The device's VLANs by name (`set vlans NAME vlan-id N`), from the output of the
+/// platform's `verify.vlan_table` line.
+pub fn vlan_table(spec: &VerifySpec, output: &str) -> Result<BTreeMap<String, u16>, String> {
+    match spec.parser.as_str() {
+        "junos_set" => Ok(junos::vlan_names(output)),
+        other => Err(format!("parser {other:?} reads no VLAN table")),
+    }
 }
 
 /// Applies the platform's semantics to what the parser found: mode words, defaults, which
