@@ -647,6 +647,8 @@ impl Ios {
                 out.line("!");
             }
             out.line("end");
+        } else if what.starts_with("vl") && self.p == DellForce10 {
+            show_vlan_os9(&st.running, out);
         } else if what.starts_with("vl") {
             self.show_vlan(&st.running, out);
         } else if what.starts_with("int")
@@ -756,6 +758,9 @@ impl Ios {
         let Some(l2) = c.l2(name) else {
             return s;
         };
+        if self.p == DellForce10 {
+            return render_if_os9(name, &l2);
+        }
         s.push_str(&format!("interface {name}\n"));
         if !l2.description.is_empty() {
             s.push_str(&format!(" description {}\n", l2.description));
@@ -1470,6 +1475,156 @@ fn vlan_if_id(name: &str) -> Option<u16> {
     let low = name.to_ascii_lowercase();
     let n = low.strip_prefix("vlan")?;
     parse_vlan(n.trim())
+}
+
+/// An OS9 interface name as OS9 prints it: type, one space, number
+/// (`TenGigabitEthernet 1/5`).
+fn os9_name(n: &str) -> String {
+    match n.find(|c: char| c.is_ascii_digit()) {
+        Some(i) if i > 0 => format!("{} {}", &n[..i], &n[i..]),
+        _ => n.to_string(),
+    }
+}
+
+/// An OS9 port stanza (the Ansible dellemc.os9 `show running-config` fixture: `no ip
+/// address`, `switchport`, explicit `shutdown` / `no shutdown`); membership is in the VLANs.
+fn render_if_os9(name: &str, l2: &crate::model::L2<'_>) -> String {
+    let mut s = format!("interface {}\n", os9_name(name));
+    if !l2.description.is_empty() {
+        s.push_str(&format!(" description {}\n", l2.description));
+    }
+    s.push_str(" no ip address\n");
+    if let Some(m) = *l2.mtu {
+        s.push_str(&format!(" mtu {m}\n"));
+    }
+    if l2.mode.is_some() {
+        s.push_str(" switchport\n");
+    }
+    s.push_str(if *l2.admin_up {
+        " no shutdown\n"
+    } else {
+        " shutdown\n"
+    });
+    s
+}
+
+/// OS9 `show vlan`, laid out as the real table (ntc-templates' dell_force10 captures): the
+/// code legend, `NUM Status Description Q Ports` columns, `*` on the default VLAN, one row
+/// per membership code and port type (`U Te 0/40-41,44`), further rows without the id.
+fn show_vlan_os9(cfg: &Config, out: &mut Out) {
+    out.line("");
+    out.line("Codes: * - Default VLAN, G - GVRP VLANs, R - Remote Port Mirroring VLANs, P - Primary, C - Community, I - Isolated");
+    out.line("       O - Openflow");
+    out.line("Q: U - Untagged, T - Tagged");
+    out.line("   x - Dot1x untagged, X - Dot1x tagged");
+    out.line("   o - OpenFlow untagged, O - OpenFlow tagged");
+    out.line("   G - GVRP tagged, M - Vlan-stack, H - VSN tagged");
+    out.line("   i - Internal untagged, I - Internal tagged, v - VLT untagged, V - VLT tagged");
+    out.line("");
+    out.line("    NUM    Status    Description                     Q Ports");
+    let abbrev = |n: &str| -> Option<(&'static str, String)> {
+        for (long, short) in [
+            ("TenGigabitEthernet", "Te"),
+            ("GigabitEthernet", "Gi"),
+            ("twentyFiveGigE", "Tf"),
+            ("fortyGigE", "Fo"),
+            ("hundredGigE", "Hu"),
+            ("Port-channel", "Po"),
+        ] {
+            if let Some(rest) = n.strip_prefix(long) {
+                return Some((short, rest.to_string()));
+            }
+        }
+        None
+    };
+    for id in cfg.vlan_ids() {
+        let desc: String = cfg.vlans[&id.to_string()].name.chars().take(31).collect();
+        // (code, type) -> numbers, in port order.
+        let mut groups: Vec<((char, &'static str), Vec<String>)> = Vec::new();
+        let mut active = false;
+        let mut c = cfg.clone();
+        let names: Vec<String> = cfg.lags.keys().chain(cfg.ports.keys()).cloned().collect();
+        let mut sorted: Vec<(String, String, String)> = names
+            .iter()
+            .filter_map(|n| abbrev(n).map(|(t, num)| (t.to_string(), num, n.clone())))
+            .collect();
+        sorted.sort_by_key(|(t, num, _)| {
+            let key: Vec<u32> = num.split('/').filter_map(|x| x.parse().ok()).collect();
+            (t.clone(), key)
+        });
+        for (t, num, n) in sorted {
+            let Some(l2) = c.l2(&n) else { continue };
+            let (u, tagged) = l2.membership();
+            let code = if u == Some(id) {
+                'U'
+            } else if tagged.contains(&id) {
+                'T'
+            } else {
+                continue;
+            };
+            active |= *l2.admin_up;
+            let t: &'static str = match t.as_str() {
+                "Te" => "Te",
+                "Gi" => "Gi",
+                "Tf" => "Tf",
+                "Fo" => "Fo",
+                "Hu" => "Hu",
+                _ => "Po",
+            };
+            match groups.iter_mut().find(|(k, _)| *k == (code, t)) {
+                Some((_, v)) => v.push(num),
+                None => groups.push(((code, t), vec![num])),
+            }
+        }
+        groups.sort_by_key(|((code, _), _)| if *code == 'T' { 0 } else { 1 });
+        let rows: Vec<String> = groups
+            .iter()
+            .map(|((code, t), nums)| format!("{code} {t} {}", os9_list(nums)))
+            .collect();
+        let marker = if id == 1 { "*" } else { "" };
+        let status = if active { "Active" } else { "Inactive" };
+        let first = rows.first().cloned().unwrap_or_default();
+        out.line(
+            format!("{marker:<4}{id:<7}{status:<10}{desc:<32}{first}")
+                .trim_end()
+                .to_string(),
+        );
+        for r in rows.iter().skip(1) {
+            out.line(format!("{:<53}{r}", ""));
+        }
+    }
+}
+
+/// `0/40`, `0/41`, `0/44` as OS9 lists them: `0/40-41,44` (the slot written once per run
+/// of the same slot).
+fn os9_list(nums: &[String]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    let mut last_slot: Option<String> = None;
+    while i < nums.len() {
+        let (slot, n) = match nums[i].rsplit_once('/') {
+            Some((a, b)) => (format!("{a}/"), b.parse::<u32>().unwrap_or(0)),
+            None => (String::new(), nums[i].parse::<u32>().unwrap_or(0)),
+        };
+        let mut j = i;
+        while j + 1 < nums.len() && nums[j + 1] == format!("{slot}{}", n + (j + 1 - i) as u32) {
+            j += 1;
+        }
+        let end = n + (j - i) as u32;
+        let pre = if last_slot.as_deref() == Some(slot.as_str()) {
+            String::new()
+        } else {
+            slot.clone()
+        };
+        parts.push(if j > i {
+            format!("{pre}{n}-{end}")
+        } else {
+            format!("{pre}{n}")
+        });
+        last_slot = Some(slot);
+        i = j + 1;
+    }
+    parts.join(",")
 }
 
 fn short_if(n: &str) -> String {

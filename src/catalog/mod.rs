@@ -351,6 +351,7 @@ pub struct Platform {
 /// (`src/verify/`). `ovsdb` is the `ovs` platform's own OVSDB read (`src/ovs.rs`).
 pub const VERIFY_PARSERS: &[&str] = &[
     "ios",
+    "os9_vlan",
     "junos_set",
     "vrp",
     "nvue",

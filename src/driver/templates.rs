@@ -904,7 +904,8 @@ impl TemplatePlan<'_> {
                             n.name = name.clone();
                         }
                         lines.extend(
-                            plan_for(&req, self.device, &self.configured, &|_| Before::Unread)?.lines,
+                            plan_for(&req, self.device, &self.configured, &|_| Before::Unread)?
+                                .lines,
                         );
                     }
                     plan.lines = lines;

@@ -33,19 +33,20 @@ impl Job<'_> {
 
     pub(super) fn is_link_valid(&mut self, req: &Request) -> Result<(), Error> {
         let mut req = req.clone();
-        let verdict = match resolve::resolve(&mut req, self.config, self.catalog, self.scope.as_ref()) {
-            Ok((device, platform)) => {
-                self.report.device = Some(device.name.clone());
-                self.report.platform = Some(platform.name.clone());
-                req.port_names()
-                    .iter()
-                    .try_for_each(|p| policy::check_port(device, platform, p))
-                    .map_err(|e| e.to_string())
-            }
-            Err(resolve::ResolveError::Request(e)) => Err(e.0),
-            Err(resolve::ResolveError::Denied(d)) => Err(d.to_string()),
-            Err(e) => return Err(e.into()),
-        };
+        let verdict =
+            match resolve::resolve(&mut req, self.config, self.catalog, self.scope.as_ref()) {
+                Ok((device, platform)) => {
+                    self.report.device = Some(device.name.clone());
+                    self.report.platform = Some(platform.name.clone());
+                    req.port_names()
+                        .iter()
+                        .try_for_each(|p| policy::check_port(device, platform, p))
+                        .map_err(|e| e.to_string())
+                }
+                Err(resolve::ResolveError::Request(e)) => Err(e.0),
+                Err(resolve::ResolveError::Denied(d)) => Err(d.to_string()),
+                Err(e) => return Err(e.into()),
+            };
         let valid = verdict.is_ok();
         self.report.msg = match &verdict {
             Ok(()) => "link is valid".into(),

@@ -5,6 +5,7 @@
 mod ios;
 mod junos;
 mod nvue;
+mod os9;
 mod ovs_vsctl;
 pub mod ovsdb;
 mod sonic;
@@ -45,6 +46,7 @@ pub fn parse(
 ) -> Result<PortState, String> {
     let raw = match spec.parser.as_str() {
         "ios" => ios::parse(port, outputs)?,
+        "os9_vlan" => os9::parse(platform, port, outputs)?,
         "junos_set" => junos::parse(port, outputs)?,
         "vrp" => vrp::parse(port, outputs)?,
         "nvue" => nvue::parse(port, outputs)?,

@@ -1,0 +1,111 @@
+//! Every reader against real device output: the captures and fixtures in
+//! `tests/fixtures/real/<platform>/` (provenance and licence in its `SOURCES.md`) are fed to
+//! the platform's parser as the catalog configures it, and the normalised port state is
+//! checked field by field. None of these files was written by this project.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use mercury::catalog::{Catalog, Verify};
+use mercury::verify::state::PortState;
+
+fn fixture(platform: &str, file: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/real")
+        .join(platform)
+        .join(file);
+    let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The platform's reader on `files` (in the catalog's show order) for `port`, given as the
+/// device prints it and canonicalised as Mercury does before reading.
+fn read(platform: &str, port: &str, files: &[&str]) -> PortState {
+    try_read(platform, port, files).unwrap_or_else(|e| panic!("{platform} {port}: {e}"))
+}
+
+fn try_read(platform: &str, port: &str, files: &[&str]) -> Result<PortState, String> {
+    let catalog = Catalog::builtin().unwrap();
+    let p = catalog.get(platform).unwrap();
+    let Verify::Show(spec) = &p.verify else {
+        panic!("{platform} has no reader");
+    };
+    let port = p.canonical_port(port).map_err(|e| e.0)?;
+    let outputs: Vec<String> = files.iter().map(|f| fixture(platform, f)).collect();
+    mercury::verify::parse::parse(p, spec, &port, &outputs)
+}
+
+fn vlans(list: &[u16]) -> BTreeSet<u16> {
+    list.iter().copied().collect()
+}
+
+// ---- Dell OS9 (dell_force10): `show vlan` membership, running-config settings ----------
+
+#[test]
+fn os9_tagged_port_in_two_vlans_across_continuation_rows() {
+    // VLAN 100 lists `T Te 0/30` on its first row, VLAN 330 `T Te 0/30,35-37`.
+    let s = read("dell_force10", "Te 0/30", &["show_vlan_1.raw"]);
+    assert_eq!(s.mode.as_deref(), Some("trunk"));
+    assert_eq!(s.allowed_vlans, vlans(&[100, 330]));
+    assert_eq!(s.native_vlan, None);
+    // 0/36 only through the range `35-37` of VLAN 330's row.
+    let s = read(
+        "dell_force10",
+        "TenGigabitEthernet 0/36",
+        &["show_vlan_1.raw"],
+    );
+    assert_eq!(s.allowed_vlans, vlans(&[330]));
+}
+
+#[test]
+fn os9_untagged_ports_on_continuation_rows_and_other_types() {
+    // `U Te 0/40-41,44` is the second row of VLAN 100; `U Fo 0/52` its third.
+    for (port, vlan) in [
+        ("Te 0/41", 100),
+        ("TenGigabitEthernet 0/44", 100),
+        ("fortyGigE 0/52", 100),
+        ("Te 0/38", 330),
+        ("Te 0/7", 12),
+        ("Te 0/46", 12),
+        ("Te 0/25", 380),
+        // The default VLAN (`*`) lists its members too: `U Fo 0/48,56,60`.
+        ("fortyGigE 0/56", 1),
+    ] {
+        let s = read("dell_force10", port, &["show_vlan_1.raw"]);
+        assert_eq!(s.mode.as_deref(), Some("access"), "{port}");
+        assert_eq!(s.access_vlan, Some(vlan), "{port}");
+        assert!(s.allowed_vlans.is_empty(), "{port}");
+    }
+    // In no VLAN at all.
+    let s = read("dell_force10", "Te 0/50", &["show_vlan_1.raw"]);
+    assert_eq!((s.mode, s.access_vlan), (None, None));
+}
+
+#[test]
+fn os9_newer_legend_and_named_vlans() {
+    // The newer code legend (VLT, OpenFlow) and descriptions in the table.
+    let s = read("dell_force10", "Te 0/1", &["show_vlan.raw"]);
+    assert_eq!(
+        (s.mode.as_deref(), s.access_vlan),
+        (Some("access"), Some(10))
+    );
+}
+
+#[test]
+fn os9_port_settings_from_the_running_config() {
+    // `interface fortyGigE 0/20` / ` switchport` / ` shutdown`, among many stanzas; its
+    // membership is the `!untagged` comment of the default VLAN, which the VLAN table
+    // carries.
+    let s = read(
+        "dell_force10",
+        "fortyGigE 0/20",
+        &["show_running-config", "show_vlan_1.raw"],
+    );
+    assert_eq!(s.admin_up, Some(false));
+    assert_eq!(s.description.as_deref(), Some(""));
+    // Fo 0/20 is in none of show_vlan_1's rows (another switch).
+    assert_eq!(s.mode, None);
+    // Without the VLAN table nothing is read.
+    assert!(try_read("dell_force10", "fortyGigE 0/20", &["show_running-config"]).is_err());
+}
