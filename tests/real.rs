@@ -109,3 +109,80 @@ fn os9_port_settings_from_the_running_config() {
     // Without the VLAN table nothing is read.
     assert!(try_read("dell_force10", "fortyGigE 0/20", &["show_running-config"]).is_err());
 }
+
+// ---- Brocade / Ruckus FastIron: VLAN stanzas, interface stanzas -------------------------
+
+#[test]
+fn fastiron_stacked_ports_in_to_ranges_and_metro_ring_blocks() {
+    let f = &["show_running-config_vlan.raw"];
+    // ` untagged ethe 1/1/3 to 1/1/5 ethe 1/1/7 to 1/1/8 `
+    for port in ["ethe 1/1/4", "ethernet 1/1/8", "1/1/3"] {
+        let s = read("brocade_fastiron", port, f);
+        assert_eq!(
+            (s.mode.as_deref(), s.access_vlan),
+            (Some("access"), Some(10)),
+            "{port}"
+        );
+    }
+    // ` tagged ethe 1/1/24 ethe 2/1/1 `, named again in the metro-ring block below it.
+    let s = read("brocade_fastiron", "ethernet 1/1/24", f);
+    assert_eq!(s.mode.as_deref(), Some("trunk"));
+    assert_eq!(s.allowed_vlans, vlans(&[10]));
+    let s = read("brocade_fastiron", "ethernet 2/3/2", f);
+    assert_eq!(s.allowed_vlans, vlans(&[60]));
+    // Listed nowhere: the (unprinted) default VLAN.
+    let s = read("brocade_fastiron", "ethernet 1/1/6", f);
+    assert_eq!((s.mode, s.access_vlan), (None, None));
+}
+
+#[test]
+fn fastiron_unstacked_bare_port_numbers() {
+    let f = &["show_running-config_vlan_1.raw"];
+    let s = read("brocade_fastiron", "2", f);
+    assert_eq!(s.mode.as_deref(), Some("trunk"));
+    assert_eq!(
+        s.allowed_vlans,
+        vlans(&[10, 13, 14, 100, 146, 149, 151, 152, 154, 175])
+    );
+    let s = read("brocade_fastiron", "ethe 19", f);
+    assert_eq!(s.allowed_vlans, vlans(&[154]));
+    let s = read("brocade_fastiron", "ethernet 21", f);
+    assert_eq!(
+        (s.mode.as_deref(), s.access_vlan),
+        (Some("access"), Some(149))
+    );
+}
+
+#[test]
+fn fastiron_lag_items_and_mixed_show_output() {
+    // `show vlan brief`, `show vlan id` and `show run vlan id` in one capture; the VLAN
+    // stanza mixes ports and `lag 11 to 12`.
+    let f = &["icx_show_vlan_brief_id_run.txt"];
+    let s = read("brocade_fastiron", "ethernet 1/1/10", f);
+    assert_eq!(s.allowed_vlans, vlans(&[3]));
+    let s = read("brocade_fastiron", "ethernet 1/1/21", f);
+    assert_eq!(
+        (s.mode.as_deref(), s.access_vlan),
+        (Some("access"), Some(3))
+    );
+    // LAG 12 is not port 12.
+    let s = read("brocade_fastiron", "ethernet 1/1/12", f);
+    assert_eq!(s.mode, None);
+}
+
+#[test]
+fn fastiron_port_name_and_disable_from_interface_stanzas() {
+    let f = &[
+        "icx_show_vlan_brief_id_run.txt",
+        "icx_show_running-config_interface.cfg",
+    ];
+    let s = read("brocade_fastiron", "ethernet 1/1/2", f);
+    assert_eq!(s.description.as_deref(), Some("test-interface-2"));
+    assert_eq!(s.admin_up, Some(true));
+    // A port without a stanza has the defaults.
+    let s = read("brocade_fastiron", "ethernet 1/1/30", f);
+    assert_eq!(s.description.as_deref(), Some(""));
+    // `interface loopback 10` / ` disable` is not a port.
+    let s = read("brocade_fastiron", "ethernet 1/1/3", f);
+    assert_eq!(s.admin_up, Some(true));
+}

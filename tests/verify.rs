@@ -343,6 +343,8 @@ macro_rules! platforms {
 platforms! {
     arista_eos => spec("arista_eos", ["Ethernet5", "Ethernet6", "Ethernet7"]);
     aruba_aoscx => spec("aruba_aoscx", ["1/1/5", "1/1/6", "1/1/7"]);
+    // FastIron LAGs are not supported by the catalog.
+    brocade_fastiron => Spec { lag: false, ..spec("brocade_fastiron", ["ethernet 1/1/5", "ethernet 1/1/6", "ethernet 1/1/7"]) };
     cisco_ios => spec("cisco_ios", ["GigabitEthernet1/0/5", "GigabitEthernet1/0/6", "GigabitEthernet1/0/7"]);
     cisco_nxos => spec("cisco_nxos", ["Ethernet1/5", "Ethernet1/6", "Ethernet1/7"]);
     // Sx300 LACP (`channel-group N mode auto`) is unknown to the simulator (tests/platforms.rs).
@@ -378,7 +380,6 @@ platforms! {
 fn platforms_without_a_parser_are_refused_with_the_reason() {
     for (platform, port) in [
         ("cumulus", "swp5"),
-        ("brocade_fastiron", "ethernet1/1/5"),
         ("mellanox_mlnxos", "Eth1/5"),
         ("pluribus", "5"),
     ] {

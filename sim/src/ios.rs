@@ -610,6 +610,10 @@ impl Ios {
             } else {
                 &st.running
             };
+            if self.p == BrocadeFastiron && toks.get(2).map(String::as_str) == Some("vlan") {
+                show_vlans_fastiron(cfg, out);
+                return;
+            }
             // `show running-config interface X`
             if toks.len() >= 4 && "interface".starts_with(toks[2].as_str()) {
                 let typed = toks[3..].join("");
@@ -760,6 +764,9 @@ impl Ios {
         };
         if self.p == DellForce10 {
             return render_if_os9(name, &l2);
+        }
+        if self.p == BrocadeFastiron {
+            return render_if_fastiron(name, &l2);
         }
         s.push_str(&format!("interface {name}\n"));
         if !l2.description.is_empty() {
@@ -1595,6 +1602,90 @@ fn show_vlan_os9(cfg: &Config, out: &mut Out) {
     }
 }
 
+/// A FastIron port stanza: only what differs from the defaults (`port-name`, `disable`);
+/// membership is in the VLANs, and a port with nothing set prints nothing.
+fn render_if_fastiron(name: &str, l2: &crate::model::L2<'_>) -> String {
+    let mut body = String::new();
+    if !l2.description.is_empty() {
+        body.push_str(&format!(" port-name {}\n", l2.description));
+    }
+    if !*l2.admin_up {
+        body.push_str(" disable\n");
+    }
+    if body.is_empty() {
+        return body;
+    }
+    format!("interface {}\n{body}!\n", os9_name(name))
+}
+
+/// FastIron `show running-config vlan`, as the ntc-templates captures print it: `vlan N
+/// name NAME by port` (`vlan N by port` without a name), the tagged then the untagged
+/// ports as `ethe A to B ethe C ` (with FastIron's trailing space), `!` between VLANs.
+fn show_vlans_fastiron(cfg: &Config, out: &mut Out) {
+    for id in cfg.vlan_ids() {
+        let name = &cfg.vlans[&id.to_string()].name;
+        let name = if id == 1 && name.is_empty() {
+            "DEFAULT-VLAN".to_string()
+        } else {
+            name.clone()
+        };
+        if name.is_empty() {
+            out.line(format!("vlan {id} by port"));
+        } else {
+            out.line(format!("vlan {id} name {name} by port"));
+        }
+        let mut c = cfg.clone();
+        let mut ports: Vec<String> = cfg.ports.keys().cloned().collect();
+        ports.sort_by_key(|n| {
+            n.trim_start_matches("ethernet")
+                .split('/')
+                .filter_map(|x| x.parse::<u32>().ok())
+                .collect::<Vec<u32>>()
+        });
+        let (mut t, mut u): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+        for n in &ports {
+            let Some(l2) = c.l2(n) else { continue };
+            let (un, tg) = l2.membership();
+            let num = n.trim_start_matches("ethernet").to_string();
+            if tg.contains(&id) {
+                t.push(num);
+            } else if un == Some(id) && id != 1 {
+                u.push(num);
+            }
+        }
+        for (word, list) in [("tagged", &t), ("untagged", &u)] {
+            if !list.is_empty() {
+                out.line(format!(" {word} {}", fastiron_list(list)));
+            }
+        }
+        out.line("!");
+    }
+}
+
+/// `1/1/3`, `1/1/4`, `1/1/5`, `1/1/7` as FastIron lists them:
+/// `ethe 1/1/3 to 1/1/5 ethe 1/1/7 `.
+fn fastiron_list(nums: &[String]) -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    while i < nums.len() {
+        let (pre, n) = match nums[i].rsplit_once('/') {
+            Some((a, b)) => (format!("{a}/"), b.parse::<u32>().unwrap_or(0)),
+            None => (String::new(), nums[i].parse::<u32>().unwrap_or(0)),
+        };
+        let mut j = i;
+        while j + 1 < nums.len() && nums[j + 1] == format!("{pre}{}", n + (j + 1 - i) as u32) {
+            j += 1;
+        }
+        if j > i {
+            s.push_str(&format!("ethe {} to {} ", nums[i], nums[j]));
+        } else {
+            s.push_str(&format!("ethe {} ", nums[i]));
+        }
+        i = j + 1;
+    }
+    s
+}
+
 /// `0/40`, `0/41`, `0/44` as OS9 lists them: `0/40-41,44` (the slot written once per run
 /// of the same slot).
 fn os9_list(nums: &[String]) -> String {
@@ -1751,6 +1842,7 @@ fn exec_grammar(p: Platform, abbrev: bool) -> Grammar {
             ("terminal length <num:0-512>", "paging-len"),
             ("write memory", "save"),
             ("show vlan <vlan>", "show"),
+            ("show running-config vlan", "show"),
         ]),
         MellanoxMlnxos => g.extend(&[
             ("terminal length <num:0-999>", "paging-len"),

@@ -352,6 +352,7 @@ pub struct Platform {
 pub const VERIFY_PARSERS: &[&str] = &[
     "ios",
     "os9_vlan",
+    "fastiron_vlan",
     "junos_set",
     "vrp",
     "nvue",

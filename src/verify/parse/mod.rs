@@ -2,6 +2,7 @@
 //! `[platforms.X.verify] parser`), and the normalisation that applies a platform's
 //! semantics to what a parser found.
 
+mod fastiron;
 mod ios;
 mod junos;
 mod nvue;
@@ -47,6 +48,7 @@ pub fn parse(
     let raw = match spec.parser.as_str() {
         "ios" => ios::parse(port, outputs)?,
         "os9_vlan" => os9::parse(platform, port, outputs)?,
+        "fastiron_vlan" => fastiron::parse(platform, port, outputs)?,
         "junos_set" => junos::parse(port, outputs)?,
         "vrp" => vrp::parse(port, outputs)?,
         "nvue" => nvue::parse(port, outputs)?,
