@@ -186,3 +186,36 @@ fn fastiron_port_name_and_disable_from_interface_stanzas() {
     let s = read("brocade_fastiron", "ethernet 1/1/3", f);
     assert_eq!(s.admin_up, Some(true));
 }
+
+// ---- NVIDIA Mellanox Onyx: the flat running-config --------------------------------------
+
+#[test]
+fn onyx_ranges_in_the_flat_running_config() {
+    let f = &["show_running-config.cfg"];
+    // `interface ethernet 1/7-1/8 channel-group 1 mode active`, then
+    // `interface ethernet 1/7-1/8 dcb priority-flow-control mode on force` (not read).
+    for port in ["Eth1/7", "ethernet 1/8"] {
+        let s = read("mellanox_mlnxos", port, f);
+        assert_eq!(s.lag.as_deref(), Some("Po1"), "{port}");
+        assert_eq!(s.mode, None, "{port}");
+        assert_eq!(s.admin_up, Some(true), "{port}");
+    }
+    // 1/9 is outside the range; 1/32 is an MLAG member (not a port-channel LAG).
+    let s = read("mellanox_mlnxos", "Eth1/9", f);
+    assert_eq!(s.lag, None);
+    let s = read("mellanox_mlnxos", "1/32", f);
+    assert_eq!(s.lag, None);
+    // A port-channel's settings are not a member port's.
+    let s = read("mellanox_mlnxos", "Eth1/7", f);
+    assert_eq!(s.access_vlan, None);
+}
+
+#[test]
+fn onyx_output_that_is_not_a_running_config_is_refused() {
+    let r = try_read(
+        "mellanox_mlnxos",
+        "Eth1/11",
+        &["show_interfaces_switchport.json"],
+    );
+    assert!(r.is_err(), "{r:?}");
+}

@@ -365,6 +365,7 @@ platforms! {
     huawei => spec("huawei", ["GigabitEthernet0/0/5", "GigabitEthernet0/0/6", "GigabitEthernet0/0/7"]);
     huawei_vrpv8 => spec("huawei_vrpv8", ["GE1/0/5", "GE1/0/6", "GE1/0/7"]);
     juniper => spec("juniper", ["ge-0/0/5", "ge-0/0/6", "ge-0/0/7"]);
+    mellanox_mlnxos => spec("mellanox_mlnxos", ["Eth1/5", "Eth1/6", "Eth1/7"]);
     nokia_srl => spec("nokia_srl", ["ethernet-1/5", "ethernet-1/6", "ethernet-1/7"]);
     // OVS bonds are not supported by the catalog.
     ovs_linux => Spec { lag: false, ..spec("ovs_linux", ["eth5", "eth6", "eth7"]) };
@@ -378,11 +379,7 @@ platforms! {
 /// the catalog's reason; never "verified".
 #[test]
 fn platforms_without_a_parser_are_refused_with_the_reason() {
-    for (platform, port) in [
-        ("cumulus", "swp5"),
-        ("mellanox_mlnxos", "Eth1/5"),
-        ("pluribus", "5"),
-    ] {
+    for (platform, port) in [("cumulus", "swp5"), ("pluribus", "5")] {
         let lab = lab(platform, &[], None);
         let v = run(
             &lab,

@@ -610,6 +610,10 @@ impl Ios {
             } else {
                 &st.running
             };
+            if self.p == MellanoxMlnxos {
+                show_running_onyx(&self.host, cfg, out);
+                return;
+            }
             if self.p == BrocadeFastiron && toks.get(2).map(String::as_str) == Some("vlan") {
                 show_vlans_fastiron(cfg, out);
                 return;
@@ -1600,6 +1604,173 @@ fn show_vlan_os9(cfg: &Config, out: &mut Out) {
             out.line(format!("{:<53}{r}", ""));
         }
     }
+}
+
+/// Onyx `show running-config`, flat as the real one (the Ansible mellanox.onyx fixture):
+/// `##` section banners, every setting one three-blank-indented `interface ethernet N
+/// SETTING` line, and a setting shared by consecutive ports written once for the range
+/// (`interface ethernet 1/7-1/8 channel-group 1 mode active`). VLAN membership lines sit in
+/// the VLAN section after the `vlan N` lines, as Onyx orders them.
+fn show_running_onyx(host: &str, cfg: &Config, out: &mut Out) {
+    let banner = |out: &mut Out, title: &str| {
+        out.line("##");
+        out.line(format!("## {title}"));
+        out.line("##");
+    };
+    banner(out, "Running database \"initial\"");
+    out.line(format!("## Hostname: {host}"));
+    out.line("##");
+    out.line("");
+    let mut c = cfg.clone();
+    let mut names: Vec<String> = cfg.ports.keys().cloned().collect();
+    let key = |n: &String| -> Vec<u32> {
+        n.trim_start_matches("Eth")
+            .split('/')
+            .filter_map(|x| x.parse().ok())
+            .collect()
+    };
+    names.sort_by_key(key);
+    // (port number, setting) in port order, per section.
+    let (mut ifs, mut vlans): (Vec<(String, String)>, Vec<(String, String)>) =
+        (Vec::new(), Vec::new());
+    for n in &names {
+        let lag = cfg.ports.get(n).and_then(|p| p.lag.clone());
+        let Some(l2) = c.l2(n) else { continue };
+        let num = n.trim_start_matches("Eth").to_string();
+        let push = |v: &mut Vec<(String, String)>, s: String| v.push((num.clone(), s));
+        if !l2.description.is_empty() {
+            push(&mut ifs, format!("description {}", l2.description));
+        }
+        if let Some(m) = *l2.mtu {
+            push(&mut ifs, format!("mtu {m} force"));
+        }
+        if let Some(l) = lag {
+            let id = l.trim_start_matches("Po");
+            let mode = cfg.lags.get(&l).map(|x| x.mode.as_str()).unwrap_or("lacp");
+            let m = if mode == "lacp" { "active" } else { "on" };
+            push(&mut ifs, format!("channel-group {id} mode {m}"));
+        }
+        match l2.mode.as_deref() {
+            Some("access") | None => {}
+            Some(m) => push(&mut ifs, format!("switchport mode {m}")),
+        }
+        if !*l2.admin_up {
+            push(&mut ifs, "shutdown".into());
+        }
+        if let Some(v) = *l2.access_vlan {
+            push(&mut vlans, format!("switchport access vlan {v}"));
+        }
+        if !l2.allowed.is_empty() {
+            let word = if l2.mode.as_deref() == Some("trunk") {
+                "trunk"
+            } else {
+                "hybrid"
+            };
+            push(
+                &mut vlans,
+                format!(
+                    "switchport {word} allowed-vlan add {}",
+                    vlan_ranges(l2.allowed, ",", "-")
+                ),
+            );
+        }
+    }
+    // One line per setting and run of consecutive ports of one slot.
+    let ranged = |items: &[(String, String)]| -> Vec<String> {
+        let mut settings: Vec<&String> = Vec::new();
+        for (_, s) in items {
+            if !settings.contains(&s) {
+                settings.push(s);
+            }
+        }
+        let mut lines: Vec<(Vec<u32>, String)> = Vec::new();
+        for s in settings {
+            let ports: Vec<&String> = items
+                .iter()
+                .filter(|(_, x)| x == s)
+                .map(|(p, _)| p)
+                .collect();
+            let mut i = 0;
+            while i < ports.len() {
+                let (pre, n) = match ports[i].rsplit_once('/') {
+                    Some((a, b)) => (a.to_string(), b.parse::<u32>().unwrap_or(0)),
+                    None => (String::new(), 0),
+                };
+                let mut j = i;
+                while j + 1 < ports.len()
+                    && *ports[j + 1] == format!("{pre}/{}", n + (j + 1 - i) as u32)
+                {
+                    j += 1;
+                }
+                let spec = if j > i {
+                    format!("{}-{}", ports[i], ports[j])
+                } else {
+                    ports[i].clone()
+                };
+                let k: Vec<u32> = ports[i].split('/').filter_map(|x| x.parse().ok()).collect();
+                lines.push((k, format!("   interface ethernet {spec} {s}")));
+                i = j + 1;
+            }
+        }
+        lines.sort_by(|a, b| a.0.cmp(&b.0));
+        lines.into_iter().map(|(_, l)| l).collect()
+    };
+    // Port-channels: the creating line, then their own settings (never ranged here).
+    let mut lag_ifs: Vec<String> = Vec::new();
+    let mut lag_vlans: Vec<String> = Vec::new();
+    for name in cfg.lags.keys() {
+        let id = name.trim_start_matches("Po");
+        let pre = format!("   interface port-channel {id}");
+        lag_ifs.push(pre.clone());
+        let Some(l2) = c.l2(name) else { continue };
+        if let Some(m) = l2.mode.as_deref().filter(|m| *m != "access") {
+            lag_ifs.push(format!("{pre} switchport mode {m}"));
+        }
+        if !*l2.admin_up {
+            lag_ifs.push(format!("{pre} shutdown"));
+        }
+        if let Some(v) = *l2.access_vlan {
+            lag_vlans.push(format!("{pre} switchport access vlan {v}"));
+        }
+        if !l2.allowed.is_empty() {
+            lag_vlans.push(format!(
+                "{pre} switchport hybrid allowed-vlan add {}",
+                vlan_ranges(l2.allowed, ",", "-")
+            ));
+        }
+    }
+    banner(out, "Interface Ethernet configuration");
+    for l in lag_ifs
+        .iter()
+        .filter(|l| !l.contains(" switchport ") && !l.ends_with(" shutdown"))
+    {
+        out.line(l.clone());
+    }
+    for l in ranged(&ifs) {
+        out.line(l);
+    }
+    for l in lag_ifs
+        .iter()
+        .filter(|l| l.contains(" switchport ") || l.ends_with(" shutdown"))
+    {
+        out.line(l.clone());
+    }
+    out.line("   ");
+    banner(out, "VLAN configuration");
+    for id in cfg.vlan_ids().into_iter().filter(|v| *v != 1) {
+        out.line(format!("   vlan {id}"));
+        let n = &cfg.vlans[&id.to_string()].name;
+        if !n.is_empty() {
+            out.line(format!("   vlan {id} name \"{n}\""));
+        }
+    }
+    for l in ranged(&vlans) {
+        out.line(l);
+    }
+    for l in lag_vlans {
+        out.line(l);
+    }
+    out.line("   ");
 }
 
 /// A FastIron port stanza: only what differs from the defaults (`port-name`, `disable`);

@@ -353,6 +353,7 @@ pub const VERIFY_PARSERS: &[&str] = &[
     "ios",
     "os9_vlan",
     "fastiron_vlan",
+    "onyx_flat",
     "junos_set",
     "vrp",
     "nvue",

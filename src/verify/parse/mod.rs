@@ -6,6 +6,7 @@ mod fastiron;
 mod ios;
 mod junos;
 mod nvue;
+mod onyx;
 mod os9;
 mod ovs_vsctl;
 pub mod ovsdb;
@@ -49,6 +50,7 @@ pub fn parse(
         "ios" => ios::parse(port, outputs)?,
         "os9_vlan" => os9::parse(platform, port, outputs)?,
         "fastiron_vlan" => fastiron::parse(platform, port, outputs)?,
+        "onyx_flat" => onyx::parse(port, outputs)?,
         "junos_set" => junos::parse(port, outputs)?,
         "vrp" => vrp::parse(port, outputs)?,
         "nvue" => nvue::parse(port, outputs)?,
