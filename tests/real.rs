@@ -219,3 +219,25 @@ fn onyx_output_that_is_not_a_running_config_is_refused() {
     );
     assert!(r.is_err(), "{r:?}");
 }
+
+// ---- Cumulus Linux (NCLU): the kernel's bridge VLAN table --------------------------------
+
+#[test]
+fn cumulus_bridge_vlan_table_inherited_vids_and_pvid() {
+    // NVIDIA's CL 4.4 page: swp1 inherits the bridge's VIDs 10 20 and gets PVID 1 (the
+    // bridge's own, not a native VLAN anyone set); swp2 (bridge-allow-untagged no) has no
+    // untagged VLAN at all.
+    let f = &["doc_bridge_vlan_show.txt"];
+    let s = read("cumulus", "swp1", f);
+    assert_eq!(s.mode.as_deref(), Some("trunk"));
+    assert_eq!(s.allowed_vlans, vlans(&[10, 20]));
+    assert_eq!(s.native_vlan, None);
+    let s = read("cumulus", "swp2", f);
+    assert_eq!(s.allowed_vlans, vlans(&[10, 20]));
+    assert_eq!(s.native_vlan, None);
+    // Not a bridge port.
+    let s = read("cumulus", "swp3", f);
+    assert_eq!((s.mode, s.access_vlan), (None, None));
+    // Link state and alias are not in the table: unread, never "verified".
+    assert!(s.unread.contains("admin_up") && s.unread.contains("description"));
+}

@@ -349,6 +349,8 @@ platforms! {
     cisco_nxos => spec("cisco_nxos", ["Ethernet1/5", "Ethernet1/6", "Ethernet1/7"]);
     // Sx300 LACP (`channel-group N mode auto`) is unknown to the simulator (tests/platforms.rs).
     cisco_s300 => Spec { lag: false, ..spec("cisco_s300", ["GigabitEthernet1/0/5", "GigabitEthernet1/0/6", "GigabitEthernet1/0/7"]) };
+    // NCLU bonds are not read (the bridge table has no bond membership).
+    cumulus => Spec { lag: false, ..spec("cumulus", ["swp5", "swp6", "swp7"]) };
     cumulus_nvue => spec("cumulus_nvue", ["swp5", "swp6", "swp7"]);
     // OS9 cannot make an untagged VLAN native on a tagged port (catalog: native_set) and
     // its port-channels are not supported yet.

@@ -354,6 +354,7 @@ pub const VERIFY_PARSERS: &[&str] = &[
     "os9_vlan",
     "fastiron_vlan",
     "onyx_flat",
+    "bridge_vlan",
     "junos_set",
     "vrp",
     "nvue",

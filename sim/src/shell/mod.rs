@@ -109,6 +109,7 @@ impl Shell {
             ("whoami", _) => out.line(&self.user),
             ("nv", Tool::Nvue) => nvue::nv(faults, args, line, st, out),
             ("net", Tool::Nclu) => nclu::net(faults, args, line, st, out),
+            ("bridge", Tool::Nclu) => nclu::bridge(args, line, st, out),
             ("config", Tool::Sonic) => {
                 sonic::config(faults, &mut self.ask, root, args, line, st, out)
             }

@@ -2,6 +2,7 @@
 //! `[platforms.X.verify] parser`), and the normalisation that applies a platform's
 //! semantics to what a parser found.
 
+mod bridge;
 mod fastiron;
 mod ios;
 mod junos;
@@ -51,6 +52,7 @@ pub fn parse(
         "os9_vlan" => os9::parse(platform, port, outputs)?,
         "fastiron_vlan" => fastiron::parse(platform, port, outputs)?,
         "onyx_flat" => onyx::parse(port, outputs)?,
+        "bridge_vlan" => bridge::parse(port, outputs)?,
         "junos_set" => junos::parse(port, outputs)?,
         "vrp" => vrp::parse(port, outputs)?,
         "nvue" => nvue::parse(port, outputs)?,
