@@ -372,35 +372,56 @@ platforms! {
     // OVS bonds are not supported by the catalog.
     ovs_linux => Spec { lag: false, ..spec("ovs_linux", ["eth5", "eth6", "eth7"]) };
     // RGOS `port-group` is unknown to the simulator (tests/platforms.rs).
+    // Netvisor trunks are created with all their ports in one command (no member steps).
+    pluribus => Spec { lag: false, ..spec("pluribus", ["5", "6", "7"]) };
     ruijie => Spec { lag: false, ..spec("ruijie", ["GigabitEthernet0/5", "GigabitEthernet0/6", "GigabitEthernet0/7"]) };
     sonic => spec("sonic", ["Ethernet20", "Ethernet24", "Ethernet28"]);
     supermicro_smis => spec("supermicro_smis", ["Gi0/5", "Gi0/6", "Gi0/7"]);
 }
 
-/// Platforms whose output is not parsed are refused before the device is contacted, with
-/// the catalog's reason; never "verified".
+/// A platform whose output is not parsed (every built-in one now is: a site catalog in
+/// plugins.d that declares verify unsupported) is refused before the device is contacted,
+/// with the catalog's reason; never "verified".
 #[test]
 fn platforms_without_a_parser_are_refused_with_the_reason() {
-    for (platform, port) in [("cumulus", "swp5"), ("pluribus", "5")] {
-        let lab = lab(platform, &[], None);
-        let v = run(
-            &lab,
-            &["--verify", "attach-port", "--port", port, "--vlan", "120"],
-        )
-        .expect(65);
-        assert!(
-            v["msg"]
-                .as_str()
-                .unwrap()
-                .contains(&format!("verify is not supported on {platform}: ")),
-            "{v}"
-        );
-        run(&lab, &["verify-port", "--port", port]).expect(65);
-        assert!(
-            lab.transcript("leaf").is_empty(),
-            "{platform} was contacted"
-        );
+    let lab = lab("pluribus", &[], None);
+    let builtin = include_str!("../plugins.toml");
+    let mut text = String::new();
+    let mut inside = false;
+    for line in builtin.lines() {
+        let t = line.trim_start_matches('[').trim_end_matches(']');
+        if line.starts_with('[') {
+            inside = t == "platforms.pluribus" || t.starts_with("platforms.pluribus.");
+        }
+        if inside {
+            text.push_str(line);
+            text.push('\n');
+        }
     }
+    let a = text.find("[platforms.pluribus.verify]").unwrap();
+    let b = text.find("[platforms.pluribus.unsupported]").unwrap();
+    text.replace_range(
+        a..b,
+        "[platforms.pluribus.verify]\nunsupported = \"this site has not checked its release\"\n\n",
+    );
+    let dir = lab.path("plugins.d");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("site.toml"), text).unwrap();
+    common::set_mode(&dir.join("site.toml"), 0o600);
+    let v = run(
+        &lab,
+        &["--verify", "attach-port", "--port", "5", "--vlan", "120"],
+    )
+    .expect(65);
+    assert!(
+        v["msg"]
+            .as_str()
+            .unwrap()
+            .contains("verify is not supported on pluribus: this site has not checked its release"),
+        "{v}"
+    );
+    run(&lab, &["verify-port", "--port", "5"]).expect(65);
+    assert!(lab.transcript("leaf").is_empty(), "pluribus was contacted");
 }
 
 /// A JSON request asks for verification with `"verify": true`; verify_port needs no reason.

@@ -355,6 +355,7 @@ pub const VERIFY_PARSERS: &[&str] = &[
     "fastiron_vlan",
     "onyx_flat",
     "bridge_vlan",
+    "netvisor_parsable",
     "junos_set",
     "vrp",
     "nvue",

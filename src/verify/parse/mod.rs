@@ -6,6 +6,7 @@ mod bridge;
 mod fastiron;
 mod ios;
 mod junos;
+mod netvisor;
 mod nvue;
 mod onyx;
 mod os9;
@@ -53,6 +54,7 @@ pub fn parse(
         "fastiron_vlan" => fastiron::parse(platform, port, outputs)?,
         "onyx_flat" => onyx::parse(port, outputs)?,
         "bridge_vlan" => bridge::parse(port, outputs)?,
+        "netvisor_parsable" => netvisor::parse(port, outputs)?,
         "junos_set" => junos::parse(port, outputs)?,
         "vrp" => vrp::parse(port, outputs)?,
         "nvue" => nvue::parse(port, outputs)?,
