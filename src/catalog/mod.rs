@@ -137,6 +137,7 @@ pub const ACTIONS: &[(&str, &[&str])] = &[
     ("hybrid_allowed_set", &["port", "vlans", "vlan"]),
     ("port_reset", &["port"]),
     ("park", &["port"]),
+    ("mode_clear", &["port"]),
     ("enable", &["port"]),
     ("disable", &["port"]),
     ("description", &["port", "description"]),
@@ -173,6 +174,7 @@ pub const PORT_ACTIONS: &[&str] = &[
     "hybrid_allowed_set",
     "port_reset",
     "park",
+    "mode_clear",
     "enable",
     "disable",
     "description",
@@ -294,6 +296,10 @@ pub struct Platform {
     pub commit: Vec<String>,
     /// Lines that discard a failed change.
     pub abort: Vec<String>,
+    /// The mode `commit` and `abort` leave the device in when they end configuration mode
+    /// (EOS sessions: privileged); `None`: they stay where they were (Junos). A live
+    /// session learns it from the prompt; a dry run takes it from here.
+    pub commit_leaves_to: Option<String>,
     /// Lines that persist the configuration (only when `save_config`).
     pub save: Vec<String>,
     /// Lines sent before closing.
@@ -345,6 +351,30 @@ pub struct Platform {
     /// How a port's live configuration is read back (`--verify`, `verify_port`), or why it
     /// cannot be.
     pub verify: Verify,
+    /// How `mercury check --connect` reads whether the idle VLAN exists (`None`: it cannot).
+    pub vlan_check: Option<VlanCheck>,
+}
+
+/// `[platforms.X.check]`, compiled: a read-only listing of the device's VLANs and the line
+/// that shows one exists.
+#[derive(Debug, Clone)]
+pub struct VlanCheck {
+    /// The show line.
+    pub show: String,
+    /// Regex source with `{vlan}` for the id.
+    pub present: String,
+}
+
+impl VlanCheck {
+    /// Whether `output` of [`VlanCheck::show`] lists VLAN `vlan`.
+    pub fn lists(&self, output: &str, vlan: u16) -> bool {
+        regex::Regex::new(&format!(
+            "(?m){}",
+            self.present.replace("{vlan}", &vlan.to_string())
+        ))
+        .map(|r| r.is_match(output))
+        .unwrap_or(false)
+    }
 }
 
 /// The parsers `[platforms.X.verify] parser` may name: one per family of show output
@@ -729,6 +759,14 @@ impl Catalog {
             return Some(k);
         }
         name.strip_prefix("netmiko_").and_then(|n| self.lookup(n))
+    }
+
+    /// `"; did you mean X?"` for the platform name or alias closest to `name`, or empty.
+    pub fn did_you_mean(&self, name: &str) -> String {
+        let names = self.entries.iter().flat_map(|(k, e)| {
+            std::iter::once(k.as_str()).chain(e.raw.aliases.iter().map(String::as_str))
+        });
+        crate::util::suggest::did_you_mean(name, names)
     }
 
     /// The platform called `name` (or an alias of it), compiled on first use. An unknown

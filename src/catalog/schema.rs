@@ -53,6 +53,7 @@ pub(super) struct RawPlatform {
     commit: Vec<String>,
     #[serde(default)]
     abort: Vec<String>,
+    commit_leaves_to: Option<String>,
     #[serde(default)]
     save: Vec<String>,
     #[serde(default)]
@@ -86,6 +87,18 @@ pub(super) struct RawPlatform {
     #[serde(default)]
     notes: Vec<String>,
     verify: Option<RawVerify>,
+    check: Option<RawCheck>,
+}
+
+/// `[platforms.X.check]`: how `mercury check --connect` reads whether a VLAN exists.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCheck {
+    /// The line that lists the device's VLANs (read-only).
+    vlans: String,
+    /// A regex, with `{vlan}` for the id, that matches a line of that listing when the VLAN
+    /// exists.
+    vlan_present: String,
 }
 
 /// An idempotent pattern: output alone, or output after a line matching `line` (the same
@@ -234,6 +247,7 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
         on_open_mode: r.on_open_mode.clone(),
         commit: r.commit.clone(),
         abort: r.abort.clone(),
+        commit_leaves_to: r.commit_leaves_to.clone(),
         save: r.save.clone(),
         close: r.close.clone(),
         vlan_list: r.vlan_list.clone(),
@@ -274,6 +288,23 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
             .collect(),
         notes: r.notes.clone(),
         verify: compile_verify(r.verify.as_ref())?,
+        vlan_check: match &r.check {
+            None => None,
+            Some(c) => {
+                if !c.vlan_present.contains("{vlan}") {
+                    return Err("check.vlan_present: needs {vlan}".into());
+                }
+                regex::Regex::new(&c.vlan_present.replace("{vlan}", "4094"))
+                    .map_err(|e| format!("check.vlan_present: {e}"))?;
+                if c.vlans.trim().is_empty() || c.vlans.contains('{') {
+                    return Err("check.vlans: one fixed show line".into());
+                }
+                Some(VlanCheck {
+                    show: c.vlans.clone(),
+                    present: c.vlan_present.clone(),
+                })
+            }
+        },
     })
 }
 

@@ -793,6 +793,95 @@ impl Call<'_> {
         })
     }
 
+    /// A request that must hold on every switch of a multi-switch LAG or none: each switch is
+    /// checked first (check mode: resolved, authorised, its port read, nothing sent), then
+    /// changed in turn; when one fails, the switches already changed are put back as they
+    /// were read, and the error says which were and which could not be.
+    fn on_every_switch(
+        &self,
+        switch_ids: &[String],
+        fields: impl Fn(&str) -> Map<String, Value>,
+    ) -> Result<(), RpcError> {
+        for switch_id in switch_ids {
+            self.check_first(fields(switch_id))?;
+        }
+        let mut changed: Vec<(&str, Report)> = Vec::new();
+        for switch_id in switch_ids {
+            match self.run(fields(switch_id)) {
+                Ok(report) => changed.push((switch_id, report)),
+                Err(mut e) => {
+                    let mut said = Vec::new();
+                    for (done, report) in changed.iter().rev() {
+                        said.push(match self.restore(done, report) {
+                            Ok(how) => format!("{done} {how}"),
+                            Err(why) => format!("{done} NOT restored ({why})"),
+                        });
+                    }
+                    if !said.is_empty() {
+                        e.message = format!("{}; {}", e.message, said.join(", "));
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `fields` in check mode: everything a real run would refuse is refused here,
+    /// nothing is sent.
+    fn check_first(&self, mut fields: Map<String, Value>) -> Result<(), RpcError> {
+        fields.insert("check".into(), json!(true));
+        self.run(fields).map(|_| ())
+    }
+
+    /// Declares a port back as `report` read it before its change, and says how: "unchanged"
+    /// (nothing was changed), "restored", or — for a port that had no L2 mode, which no
+    /// request can declare — "reset to its idle VLAN" (where Ironic's tear-down leaves it).
+    fn restore(&self, switch_id: &str, report: &Report) -> Result<&'static str, String> {
+        if !report.changed {
+            return Ok("unchanged");
+        }
+        let port = &report.data["ports"][0];
+        let before = &port["before"];
+        let name = port["port"].as_str().ok_or("no port read")?;
+        let mut fields = self.port_fields(switch_id, name);
+        fields.insert("op".into(), json!("update_port"));
+        match before["mode"].as_str() {
+            Some("access") => {
+                fields.insert("mode".into(), json!("access"));
+                fields.insert("native_vlan".into(), before["access_vlan"].clone());
+            }
+            Some(m @ ("trunk" | "hybrid")) => {
+                fields.insert("mode".into(), json!(m));
+                if !before["native_vlan"].is_null() {
+                    fields.insert("native_vlan".into(), before["native_vlan"].clone());
+                }
+                if let Some(a) = before["allowed_vlans"].as_str().filter(|a| !a.is_empty()) {
+                    fields.insert("allowed_vlans".into(), json!(a));
+                }
+            }
+            _ => {
+                let mut reset = self.port_fields(switch_id, name);
+                reset.insert("op".into(), json!("reset_port"));
+                let after = &port["after"];
+                let set = after["native_vlan"]
+                    .as_u64()
+                    .or(after["access_vlan"].as_u64());
+                if let Some(v) = set {
+                    reset.insert("native_vlan".into(), json!(v));
+                }
+                return self
+                    .run(reset)
+                    .map(|_| "reset to its idle VLAN (it had no L2 mode to put back)")
+                    .map_err(|e| e.message);
+            }
+        }
+        if let Some(d) = before["description"].as_str().filter(|d| !d.is_empty()) {
+            fields.insert("description".into(), json!(d));
+        }
+        self.run(fields).map(|_| "restored").map_err(|e| e.message)
+    }
+
     /// Ironic's `switch_id` is a device reference for Mercury: a config name, an alias or
     /// the switch MAC.
     fn port_fields(&self, switch_id: &str, port_name: &str) -> Map<String, Value> {
@@ -830,16 +919,16 @@ impl Call<'_> {
         let aggregation_mode = self.string("aggregation_mode")?;
         let allowed_vlans = self.vlan_list("allowed_vlans")?;
         let default_vlan = self.vlan("default_vlan")?;
-        for switch_id in &switch_ids {
-            let l2 = L2 {
-                mode: &mode,
-                native_vlan,
-                allowed_vlans: allowed_vlans.as_deref(),
-                default_vlan,
-                description: &description,
-            };
-            self.run(self.update_port_fields(switch_id, &lag_name, &l2))?;
-        }
+        let l2 = L2 {
+            mode: &mode,
+            native_vlan,
+            allowed_vlans: allowed_vlans.as_deref(),
+            default_vlan,
+            description: &description,
+        };
+        self.on_every_switch(&switch_ids, |switch_id| {
+            self.update_port_fields(switch_id, &lag_name, &l2)
+        })?;
         Ok(LagResult {
             switch_ids,
             lag_name,
@@ -856,12 +945,19 @@ impl Call<'_> {
     fn delete_lag(&self) -> Result<LagResult, RpcError> {
         let switch_ids = self.switch_ids()?;
         let lag_name = self.string("lag_name")?;
-        for switch_id in &switch_ids {
+        let fields = |switch_id: &str| {
             let mut fields = Map::new();
             fields.insert("op".into(), json!("delete_lag"));
             fields.insert("device".into(), json!(switch_id));
             fields.insert("lag".into(), json!(lag_name));
-            self.run(fields)?;
+            fields
+        };
+        // Every switch is checked before any is touched (a deleted LAG is not recreated).
+        for switch_id in &switch_ids {
+            self.check_first(fields(switch_id))?;
+        }
+        for switch_id in &switch_ids {
+            self.run(fields(switch_id))?;
         }
         Ok(LagResult {
             switch_ids,

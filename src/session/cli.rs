@@ -120,10 +120,10 @@ impl<'a> CliSession<'a> {
     }
 
     /// Out of configuration mode, save, leave.
-    pub(super) fn finish(&mut self) -> Result<(), SessionError> {
+    pub(super) fn finish(&mut self, save: bool) -> Result<(), SessionError> {
         let p = self.platform;
         self.leave_config()?;
-        if self.settings.save {
+        if save {
             for line in &p.save {
                 self.command(line)?;
             }
@@ -153,8 +153,9 @@ impl<'a> CliSession<'a> {
                 });
             }
         }
+        let lands = self.platform.commit_leaves_to.clone();
         for line in &self.platform.commit {
-            if let Err(e) = self.command(line) {
+            if let Err(e) = self.send_and_wait(line, false, lands.as_deref()) {
                 self.failed = Some(line.clone());
                 return Err(e);
             }
@@ -167,8 +168,9 @@ impl<'a> CliSession<'a> {
     /// mode so the device is left clean. Errors here are secondary and not reported.
     fn abort(&mut self) {
         if self.in_config() {
+            let lands = self.platform.commit_leaves_to.clone();
             for line in &self.platform.abort {
-                if self.command(line).is_err() {
+                if self.send_and_wait(line, false, lands.as_deref()).is_err() {
                     return;
                 }
             }
