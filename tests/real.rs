@@ -241,3 +241,118 @@ fn cumulus_bridge_vlan_table_inherited_vids_and_pvid() {
     // Link state and alias are not in the table: unread, never "verified".
     assert!(s.unread.contains("admin_up") && s.unread.contains("description"));
 }
+
+// ---- The older readers on real output ----------------------------------------------------
+
+#[test]
+fn ios_trunk_with_a_continued_allowed_list() {
+    // `switchport trunk allowed vlan 101,...,702` continued by `... allowed vlan add
+    // 801,802,901,902` (genieparser capture).
+    let s = read(
+        "cisco_ios",
+        "Gi1/0/7",
+        &["genie_show_running-config_interface_trunk_add.txt"],
+    );
+    assert_eq!(s.mode.as_deref(), Some("trunk"));
+    assert_eq!(
+        s.allowed_vlans,
+        vlans(&[101, 102, 201, 202, 301, 302, 401, 402, 501, 502, 701, 702, 801, 802, 901, 902])
+    );
+    assert_eq!(s.description.as_deref(), Some("host interface"));
+}
+
+#[test]
+fn ios_trunk_without_an_allowed_line_carries_every_vlan() {
+    let s = read(
+        "cisco_ios",
+        "GigabitEthernet1/0/5",
+        &["genie_show_running-config_interface_trunk_bare.txt"],
+    );
+    assert_eq!(s.mode.as_deref(), Some("trunk"));
+    assert_eq!(s.allowed_vlans.len(), 4094);
+}
+
+#[test]
+fn ios_four_space_indent_blank_lines_and_the_prompt_echo() {
+    // Typed as `Gi1/0/13`, printed as `GigabitEthernet1/0/13`, body indented by four.
+    let s = read(
+        "cisco_ios",
+        "Gi1/0/13",
+        &["genie_show_running-config_interface_nonegotiate.txt"],
+    );
+    assert_eq!(
+        (s.mode.as_deref(), s.access_vlan),
+        (Some("access"), Some(70))
+    );
+    assert_eq!(s.description.as_deref(), Some("ISE Controlled Port"));
+    assert_eq!(s.admin_up, Some(true));
+}
+
+#[test]
+fn ios_routed_catalyst_9000_port_has_no_vlans() {
+    let s = read(
+        "cisco_ios",
+        "Tw1/0/36",
+        &["genie_show_running-config_interface_twogig.txt"],
+    );
+    assert_eq!(s.access_vlan, None);
+    assert!(s.allowed_vlans.is_empty());
+    assert_ne!(s.mode.as_deref(), Some("access"));
+    assert_ne!(s.mode.as_deref(), Some("trunk"));
+}
+
+#[test]
+fn nxos_stanzas_back_to_back_two_space_indent() {
+    // No `!` between stanzas; the prompt echo first.
+    let f = &["genie_show_running-config_interface_all.txt"];
+    let s = read("cisco_nxos", "Ethernet1/1", f);
+    assert_eq!(s.mtu, Some(9216));
+    assert_eq!(s.description.as_deref(), Some("genie test"));
+    assert_eq!(s.access_vlan, None);
+    let s = read("cisco_nxos", "port-channel5", f);
+    assert_eq!(s.mode.as_deref(), Some("trunk"));
+    assert_eq!(s.native_vlan, Some(2253));
+    assert_eq!(s.allowed_vlans, vlans(&[2253]));
+}
+
+#[test]
+fn eos_access_port_without_a_mode_line_ignores_its_allowed_list() {
+    // EOS prints no `switchport mode access`; the allowed list of an access port is inert.
+    let f = &["show_running-config_section_interface.cfg"];
+    let s = read("arista_eos", "Ethernet1", f);
+    assert_eq!(
+        (s.mode.as_deref(), s.access_vlan),
+        (Some("access"), Some(20))
+    );
+    assert!(s.allowed_vlans.is_empty());
+    let s = read("arista_eos", "Et2", f);
+    assert_eq!(s.mode.as_deref(), Some("trunk"));
+    assert_eq!(s.native_vlan, Some(20));
+}
+
+#[test]
+fn sonic_vlan_brief_continuation_rows_and_status_columns() {
+    // sonic-utilities' own expected outputs: a VLAN's further rows leave the id empty;
+    // the status table has more columns than the parser needs.
+    let f = &[
+        "show_vlan_brief.txt",
+        "show_interfaces_status.txt",
+        "show_interfaces_description.txt",
+    ];
+    let s = read("sonic", "Ethernet12", f);
+    assert_eq!(
+        (s.mode.as_deref(), s.access_vlan),
+        (Some("access"), Some(1000))
+    );
+    let s = read("sonic", "Ethernet28", f);
+    assert_eq!(
+        (s.mode.as_deref(), s.access_vlan),
+        (Some("access"), Some(2000))
+    );
+    assert_eq!(s.mtu, Some(9100));
+    assert_eq!(s.admin_up, Some(true));
+    assert_eq!(s.description.as_deref(), Some("ARISTA03T1:Ethernet28"));
+    // A LAG member shows its PortChannel in the Vlan column.
+    let s = read("sonic", "Ethernet32", f);
+    assert_eq!(s.lag.as_deref(), Some("PortChannel1001"));
+}
