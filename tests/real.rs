@@ -356,3 +356,19 @@ fn sonic_vlan_brief_continuation_rows_and_status_columns() {
     let s = read("sonic", "Ethernet32", f);
     assert_eq!(s.lag.as_deref(), Some("PortChannel1001"));
 }
+
+#[test]
+fn os10_whole_running_config_with_breakout_lines() {
+    // `interface breakout 1/1/1 map 40g-1x` lines start with `interface` too; the port's
+    // own stanza is still found among them. OS10 prints `switchport access vlan 1` on
+    // every L2 port and no mode line.
+    let f = &["show_running-config"];
+    let s = read("dell_os10", "ethernet1/1/3", f);
+    assert_eq!(
+        (s.mode.as_deref(), s.access_vlan),
+        (Some("access"), Some(1))
+    );
+    assert_eq!(s.admin_up, Some(true));
+    let s = read("dell_os10", "ethernet1/1/2", f);
+    assert_eq!(s.access_vlan, None);
+}

@@ -388,9 +388,7 @@ platforms! {
     // its port-channels are not supported yet.
     dell_force10 => Spec { native: false, lag: false, ..spec("dell_force10", ["TenGigabitEthernet 1/5", "TenGigabitEthernet 1/6", "TenGigabitEthernet 1/7"]) };
     dell_enterprise_sonic => spec("dell_enterprise_sonic", ["Ethernet20", "Ethernet24", "Ethernet28"]);
-    // OS10 removes a tagged VLAN with `no switchport trunk allowed vlan N`, which the
-    // simulator does not know (tests/platforms.rs).
-    dell_os10 => Spec { untag_sim_gap: true, ..spec("dell_os10", ["ethernet1/1/5", "ethernet1/1/6", "ethernet1/1/7"]) };
+    dell_os10 => spec("dell_os10", ["ethernet1/1/5", "ethernet1/1/6", "ethernet1/1/7"]);
     // The simulator prints a PowerConnect general-mode trunk as `switchport mode hybrid` with
     // IOS trunk lines; PowerConnect prints `switchport mode general` and `switchport general
     // ...` lines, which is what the parser reads (unit tests), so trunks are not checked here.
