@@ -76,3 +76,61 @@ fn sonic_attach_to_a_missing_vlan_fails() {
         .expect(0);
     }
 }
+
+/// PowerConnect answers a tagged VLAN it does not have with a failure table whose error is
+/// not at the start of its line (`VLAN      1000 ERROR: This VLAN does not exist.`, netman's
+/// replayed 62xx answers); Mercury's failure patterns did not know it, so the trunk was
+/// reported as done with the VLAN missing.
+#[test]
+fn powerconnect_tagged_vlan_that_does_not_exist_fails_the_request() {
+    let lab = lab("dell_powerconnect", &["10", "110"]);
+    let before = lab.state("leaf")["running"].clone();
+    let v = lab
+        .mercury([
+            "update-port",
+            "--device",
+            "leaf",
+            "--port",
+            "Gi1/0/5",
+            "--mode",
+            "trunk",
+            "--native-vlan",
+            "110",
+            "--allowed-vlans",
+            "130",
+            "--reason",
+            "r",
+        ])
+        .run()
+        .expect(1);
+    assert_eq!(v["error_kind"], "device_rejected", "{v}");
+    assert!(
+        v["msg"]
+            .as_str()
+            .unwrap()
+            .contains("rejected \"switchport general allowed vlan add 130 tagged\": VLANs failed to be configured"),
+        "{v}"
+    );
+    let after = lab.port("leaf", "GigabitEthernet1/0/5");
+    assert!(
+        !after["allowed_vlans"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|x| x == 130)),
+        "{after}"
+    );
+    // The table itself is in the transcript of the rejected line.
+    let line = v["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["input"] == "switchport general allowed vlan add 130 tagged")
+        .unwrap();
+    assert!(
+        line["output"]
+            .as_str()
+            .unwrap()
+            .contains("VLAN       130 ERROR: This VLAN does not exist."),
+        "{line}"
+    );
+    let _ = before;
+}

@@ -1400,6 +1400,28 @@ impl Ios {
         let check = |cfg: &mut Config, vs: &[u16], access: bool| -> Result<(), String> {
             for v in vs {
                 if !vlan_exists(cfg, *v) {
+                    if strict_vlans && p == DellPowerconnect && !access {
+                        // A tagged/general VLAN list with a missing VLAN: PowerConnect's
+                        // failure table, the error not at the start of its line (netman's
+                        // replayed 62xx answers and its fake switch).
+                        let missing: Vec<u16> = vs
+                            .iter()
+                            .copied()
+                            .filter(|x| !vlan_exists(cfg, *x))
+                            .collect();
+                        let mut m = String::from("Warning: The use of large numbers of VLANs or interfaces may cause significant\ndelays in applying the configuration.\n\n\n          Failure Information\n---------------------------------------\n");
+                        m.push_str(&format!(
+                            "   VLANs failed to be configured : {}\n",
+                            missing.len()
+                        ));
+                        m.push_str("---------------------------------------\n   VLAN             Error\n---------------------------------------");
+                        for x in missing {
+                            m.push_str(&format!(
+                                "\nVLAN      {x: >4} ERROR: This VLAN does not exist."
+                            ));
+                        }
+                        return Err(m);
+                    }
                     if strict_vlans {
                         return Err(missing_vlan_err(*v));
                     }
