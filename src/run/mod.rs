@@ -411,7 +411,6 @@ impl Job<'_> {
         }
         policy::check(&req, device, platform, self.scope.as_ref())?;
         transport::fits(device, platform.kind.channel())?;
-        let mut req = req;
         req.verify = self.settle_verify(&req, device, platform);
         if changes_ports(req.op) {
             self.report.verified = Some(req.verify);
