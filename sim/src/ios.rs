@@ -1687,11 +1687,7 @@ fn show_vlan_os9(cfg: &Config, out: &mut Out) {
         let marker = if id == 1 { "*" } else { "" };
         let status = if active { "Active" } else { "Inactive" };
         let first = rows.first().cloned().unwrap_or_default();
-        out.line(
-            format!("{marker:<4}{id:<7}{status:<10}{desc:<32}{first}")
-                .trim_end()
-                .to_string(),
-        );
+        out.line(format!("{marker:<4}{id:<7}{status:<10}{desc:<32}{first}").trim_end());
         for r in rows.iter().skip(1) {
             out.line(format!("{:<53}{r}", ""));
         }
@@ -1723,8 +1719,9 @@ fn show_running_onyx(host: &str, cfg: &Config, out: &mut Out) {
     };
     names.sort_by_key(key);
     // (port number, setting) in port order, per section.
-    let (mut ifs, mut vlans): (Vec<(String, String)>, Vec<(String, String)>) =
-        (Vec::new(), Vec::new());
+    // (port number, setting) pairs.
+    type Settings = Vec<(String, String)>;
+    let (mut ifs, mut vlans): (Settings, Settings) = (Vec::new(), Vec::new());
     for n in &names {
         let lag = cfg.ports.get(n).and_then(|p| p.lag.clone());
         let Some(l2) = c.l2(n) else { continue };
