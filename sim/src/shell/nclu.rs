@@ -247,16 +247,26 @@ pub(super) fn bridge(a: &[&str], line: &str, st: &mut DeviceState, out: &mut Out
     };
     out.line("port    vlan ids");
     let cfg = st.running.clone();
-    for (name, p) in &cfg.ports {
+    let mut c = cfg.clone();
+    // Ports and bonds alike are bridge ports; a bond member is not (its bond is).
+    let names: Vec<String> = cfg
+        .ports
+        .iter()
+        .filter(|(_, p)| p.lag.is_none())
+        .map(|(n, _)| n.clone())
+        .chain(cfg.lags.keys().cloned())
+        .collect();
+    for name in &names {
         if dev.as_ref().is_some_and(|d| d != name) {
             continue;
         }
-        let (untagged, tagged): (Option<u16>, Vec<u16>) =
-            match (p.access_vlan, p.allowed_vlans.is_empty()) {
-                (Some(v), true) => (Some(v), Vec::new()),
-                (_, false) => (Some(p.native_vlan.unwrap_or(1)), p.allowed_vlans.clone()),
-                (None, true) => continue,
-            };
+        let Some(l2) = c.l2(name) else { continue };
+        let (access, native, allowed) = (*l2.access_vlan, *l2.native_vlan, l2.allowed.clone());
+        let (untagged, tagged): (Option<u16>, Vec<u16>) = match (access, allowed.is_empty()) {
+            (Some(v), true) => (Some(v), Vec::new()),
+            (_, false) => (Some(native.unwrap_or(1)), allowed),
+            (None, true) => continue,
+        };
         let mut first = true;
         let mut row = |text: String, out: &mut Out| {
             if first {
