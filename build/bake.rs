@@ -6,7 +6,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-use super::raw::{Kind, RawCheck, RawMode, RawPlatform, RawResponse, RawVerify, VlanListStyle};
+use super::raw::{
+    Kind, RawCheck, RawIdempotent, RawMode, RawOption, RawPlatform, RawPortNames, RawPortType,
+    RawResponse, RawVerify, Spacing, VlanListStyle,
+};
 
 /// A value that can be written as the Rust expression that builds it.
 pub trait Bake {
@@ -99,6 +102,35 @@ impl Bake for Kind {
     }
 }
 
+impl Bake for Spacing {
+    fn bake(&self, out: &mut String) {
+        out.push_str(match self {
+            Spacing::None => "Spacing::None",
+            Spacing::One => "Spacing::One",
+            Spacing::Either => "Spacing::Either",
+        });
+    }
+}
+
+impl Bake for RawIdempotent {
+    fn bake(&self, out: &mut String) {
+        match self {
+            RawIdempotent::Output(s) => {
+                out.push_str("RawIdempotent::Output(");
+                s.bake(out);
+                out.push(')');
+            }
+            RawIdempotent::After { output, line } => {
+                out.push_str("RawIdempotent::After { output: ");
+                output.bake(out);
+                out.push_str(", line: ");
+                line.bake(out);
+                out.push_str(" }");
+            }
+        }
+    }
+}
+
 /// Writes `Name { field: value, ... }`.
 macro_rules! bake_struct {
     ($ty:ident { $($field:ident),* $(,)? }) => {
@@ -145,6 +177,26 @@ bake_struct!(RawVerify {
     vlan_table,
     unsupported,
 });
+bake_struct!(RawOption {
+    about,
+    default,
+    values,
+    pattern,
+    templates,
+});
+bake_struct!(RawPortNames {
+    space,
+    number,
+    types,
+    samples,
+    refused,
+});
+bake_struct!(RawPortType {
+    name,
+    abbrev,
+    number,
+    space,
+});
 bake_struct!(RawCheck {
     vlans,
     vlan_present,
@@ -155,6 +207,7 @@ bake_struct!(RawPlatform {
     kind,
     network_types,
     port_pattern,
+    port_names,
     lag_interface,
     lag_pattern,
     lag_modes,
@@ -168,6 +221,7 @@ bake_struct!(RawPlatform {
     failures,
     temporary_failures,
     on_open,
+    on_open_mode,
     commit,
     abort,
     commit_leaves_to,
@@ -184,6 +238,9 @@ bake_struct!(RawPlatform {
     native_is_access,
     idempotent,
     nouns,
+    end_of_options,
+    options,
+    lag_delete_resets_members,
     notes,
     verify,
     check,

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::catalog::Platform;
 use crate::config::{Caller, Device};
 use crate::request::validate::Escaped;
 use crate::request::vlan::{Vlan, VlanSet};
@@ -69,13 +70,19 @@ impl Scope<'_> {
 
 /// Checks a mutating or port-naming request against the device (and caller) policy. The
 /// caller's right to the device itself is [`Scope::allows`], decided once when the device
-/// is resolved (a device outside the scope is not found at all).
-pub fn check(req: &Request, device: &Device, scope: Option<&Scope>) -> Result<(), Denied> {
+/// is resolved (a device outside the scope is not found at all). Port names are the
+/// platform's canonical ones (`run::resolve`).
+pub fn check(
+    req: &Request,
+    device: &Device,
+    platform: &Platform,
+    scope: Option<&Scope>,
+) -> Result<(), Denied> {
     for port in req.port_names() {
-        check_port(device, &port)?;
+        check_port(device, platform, &port)?;
     }
     if let Some(lag) = &req.lag {
-        check_port(device, &lag.name)?;
+        check_port(device, platform, &lag.name)?;
     }
     if let Some(plug) = &req.plug {
         // OVS: only the bridges the network team lists; a port without a VLAN carries every
@@ -286,17 +293,20 @@ pub fn check_vlan(device: &Device, vlan: Vlan) -> Result<(), Denied> {
 }
 
 /// Port allowed on the device: matches an `allowed_ports` glob (when configured) and no
-/// `denied_ports` glob.
-pub fn check_port(device: &Device, port: &str) -> Result<(), Denied> {
+/// `denied_ports` glob. `port` is canonical; a glob matches when it does as written or in
+/// the platform's canonical spelling (`Gi1/0/4*` also covers `GigabitEthernet1/0/48`), so a
+/// rule keeps its meaning whichever spelling the network team wrote it in.
+pub fn check_port(device: &Device, platform: &Platform, port: &str) -> Result<(), Denied> {
     let key = |k: &str| format!("devices.{}.{k}", device.name);
-    if let Some(g) = device.denied_ports.iter().find(|g| glob(g, port)) {
+    let hits = |g: &String| glob(g, port) || glob(&platform.canonical_glob(g), port);
+    if let Some(g) = device.denied_ports.iter().find(|g| hits(g)) {
         return Err(deny(
             key("denied_ports"),
             format!("port {} matches {}", Escaped(port), Escaped(g)),
         ));
     }
     if let Some(allowed) = &device.allowed_ports {
-        if !allowed.iter().any(|g| glob(g, port)) {
+        if !allowed.iter().any(hits) {
             return Err(deny(
                 key("allowed_ports"),
                 format!("port {} matches no allowed pattern", Escaped(port)),
@@ -329,7 +339,21 @@ mod tests {
     }
 
     fn req(json: &str) -> Request {
-        Request::from_raw(RawRequest::from_json(json).unwrap()).unwrap()
+        let mut r = Request::from_raw(RawRequest::from_json(json).unwrap()).unwrap();
+        crate::run::resolve::canonicalise(&mut r, ios()).unwrap();
+        r
+    }
+
+    fn ios() -> &'static Platform {
+        static CATALOG: std::sync::OnceLock<crate::catalog::Catalog> = std::sync::OnceLock::new();
+        CATALOG
+            .get_or_init(|| crate::catalog::Catalog::builtin().unwrap())
+            .get("cisco_ios")
+            .unwrap()
+    }
+
+    fn check(r: &Request, d: &Device, s: Option<&Scope>) -> Result<(), Denied> {
+        super::check(r, d, ios(), s)
     }
 
     #[test]
@@ -372,6 +396,31 @@ mod tests {
             r#"{"op":"reset_port","device":"leaf","port":"Gi1/0/1","default_vlan":10,"reason":"r"}"#,
         );
         assert!(check(&idle, &d, None).is_ok());
+    }
+
+    #[test]
+    fn port_rules_hold_in_every_spelling() {
+        let d = device("allowed_vlans = [\"100-199\"]\ndenied_ports = [\"gi1/0/48\", \"TenGigabitEthernet1/1/*\"]\n");
+        for port in [
+            "Gi1/0/48",
+            "GigabitEthernet1/0/48",
+            "gigabitethernet1/0/48",
+            "Te1/1/1",
+        ] {
+            let r = req(&format!(
+                r#"{{"op":"attach_port","device":"leaf","port":"{port}","vlan":120,"reason":"r"}}"#
+            ));
+            assert_eq!(
+                check(&r, &d, None).unwrap_err().rule,
+                "devices.leaf.denied_ports",
+                "{port}"
+            );
+        }
+        let allow = device("allowed_vlans = [\"100-199\"]\nallowed_ports = [\"Gi1/0/1*\"]\n");
+        let ok = req(
+            r#"{"op":"attach_port","device":"leaf","port":"GigabitEthernet1/0/12","vlan":120,"reason":"r"}"#,
+        );
+        assert!(check(&ok, &allow, None).is_ok());
     }
 
     #[test]

@@ -284,24 +284,16 @@ fn no_repeated_interface_lines_on_any_platform() {
             }],
             "default_vlan = 10\nallowed_vlans = [\"10\", \"100-199\"]\n",
         );
-        let enter = catalog
-            .get(platform)
-            .unwrap()
-            .template("port_enter")
-            .unwrap()[0]
+        // The block is entered with the platform's canonical name (`Gi1/0/5` is typed as
+        // `interface GigabitEthernet1/0/5`).
+        let p = catalog.get(platform).unwrap();
+        let canonical = p.canonical_port(port).unwrap();
+        let (kind, number) = p.split_port(&canonical);
+        let enter = p.template("port_enter").unwrap()[0]
             .render(&|v| match v {
-                "port" => Some(port.to_string()),
-                "port_type" | "port_number" => {
-                    let at = port.find(|c: char| c.is_ascii_digit()).unwrap();
-                    Some(
-                        if v == "port_type" {
-                            &port[..at]
-                        } else {
-                            &port[at..]
-                        }
-                        .to_string(),
-                    )
-                }
+                "port" => Some(canonical.clone()),
+                "port_type" => Some(kind.clone()),
+                "port_number" => Some(number.clone()),
                 _ => None,
             })
             .unwrap();

@@ -634,7 +634,8 @@ fn audit_has_started_and_finished_records_with_who_what_why_how() {
     assert_eq!(finished["event"], "finished");
     assert!(started["ts"].as_str().unwrap().ends_with('Z'));
     assert_eq!(started["what"]["device"], "leaf-ios");
-    assert_eq!(started["what"]["ports"][0], "Gi1/0/5");
+    // The audit names the port as the device does (the request said `Gi1/0/5`).
+    assert_eq!(started["what"]["ports"][0], "GigabitEthernet1/0/5");
     assert_eq!(started["what"]["vlans"][0], 120);
     assert_eq!(started["why"]["reason"], "CHG-42");
     assert_eq!(started["why"]["lifecycle"], "tenant");

@@ -344,9 +344,8 @@ platforms! {
         ..spec("dell_force10", ["TenGigabitEthernet1/5", "TenGigabitEthernet1/6", "TenGigabitEthernet1/7"])
     };
     // OS10 removes a tagged VLAN with `no switchport trunk allowed vlan N` (NGS's
-    // template); the simulator knows only the IOS `... remove N` form.
+    // template), which the simulator now knows too.
     dell_os10 => Spec {
-        untag_sim_gap: true,
         lag: Some(("port-channel7", "lacp", true)),
         ..spec("dell_os10", ["ethernet1/1/5", "ethernet1/1/6", "ethernet1/1/7"])
     };

@@ -18,6 +18,8 @@ pub struct Env {
     pub enable_secret: Option<String>,
     /// Faults in force.
     pub faults: Faults,
+    /// Hardware model (`c3750`), where models of a platform differ.
+    pub model: Option<String>,
     /// Interactive session (false = exec mode, one command).
     pub interactive: bool,
 }

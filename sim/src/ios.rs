@@ -43,6 +43,11 @@ pub struct Ios {
     page_len: usize,
     interactive: bool,
     naming: IfNaming,
+    /// An ISL-capable Catalyst (`--model c3560|c3750|c4500|c6500`): trunk encapsulation
+    /// defaults to negotiate, and `switchport mode trunk` is refused until it is set.
+    isl: bool,
+    /// An informational message a command printed (IOS creating a missing access VLAN).
+    notice: std::cell::RefCell<Option<String>>,
     exec_g: Grammar,
     conf_g: Grammar,
     if_g: Grammar,
@@ -184,6 +189,12 @@ impl Ios {
             page_len: 24,
             interactive: env.interactive,
             naming: naming(p),
+            notice: std::cell::RefCell::new(None),
+            isl: p == CiscoIos
+                && env
+                    .model
+                    .as_deref()
+                    .is_some_and(|m| matches!(m, "c3560" | "c3750" | "c4500" | "c6500")),
             exec_g: exec_grammar(p, abbrev),
             conf_g: conf_grammar(p, abbrev),
             if_g: if_grammar(p, abbrev),
@@ -636,6 +647,14 @@ impl Ios {
             } else {
                 &st.running
             };
+            if self.p == MellanoxMlnxos {
+                show_running_onyx(&self.host, cfg, out);
+                return;
+            }
+            if self.p == BrocadeFastiron && toks.get(2).map(String::as_str) == Some("vlan") {
+                show_vlans_fastiron(cfg, out);
+                return;
+            }
             // `show running-config interface X`
             if toks.len() >= 4 && "interface".starts_with(toks[2].as_str()) {
                 let typed = toks[3..].join("");
@@ -673,6 +692,8 @@ impl Ios {
                 out.line("!");
             }
             out.line("end");
+        } else if what.starts_with("vl") && self.p == DellForce10 {
+            show_vlan_os9(&st.running, out);
         } else if what.starts_with("vl") {
             self.show_vlan(&st.running, out);
         } else if what.starts_with("int")
@@ -782,6 +803,12 @@ impl Ios {
         let Some(l2) = c.l2(name) else {
             return s;
         };
+        if self.p == DellForce10 {
+            return render_if_os9(name, &l2);
+        }
+        if self.p == BrocadeFastiron {
+            return render_if_fastiron(name, &l2);
+        }
         s.push_str(&format!("interface {name}\n"));
         if !l2.description.is_empty() {
             s.push_str(&format!(" description {}\n", l2.description));
@@ -840,8 +867,22 @@ impl Ios {
                     vlan_ranges(l2.allowed, ",", "-")
                 ));
             }
+            let ios = |key: &str| {
+                cfg.extra
+                    .get("ios")
+                    .and_then(|x| x.get(key))
+                    .and_then(|x| x.get(name))
+                    .and_then(|v| v.as_str())
+                    .map(str::to_string)
+            };
+            if let Some(e) = ios("encapsulation") {
+                s.push_str(&format!(" switchport trunk encapsulation {e}\n"));
+            }
             if let Some(m) = l2.mode.as_deref() {
                 s.push_str(&format!(" switchport mode {m}\n"));
+            }
+            if ios("nonegotiate").is_some() {
+                s.push_str(" switchport nonegotiate\n");
             }
         }
         if let Some(l) = lag {
@@ -967,6 +1008,7 @@ impl Ios {
                 }
             }
             "paging-off" => self.page_len = 0,
+            "paging-on" => self.page_len = 24,
             "unmodelled" => unmodelled(st, &mode_name, line),
             "submode" => {
                 unmodelled(st, &mode_name, line);
@@ -1114,6 +1156,12 @@ impl Ios {
                 let typed = a.s(0);
                 match self.canon_if(&typed) {
                     Some(n) if cfg.lags.contains_key(&n) => {
+                        if self.p == CiscoIos {
+                            let members = cfg.lags.get(&n).map(|l| l.members.clone());
+                            for m in members.unwrap_or_default() {
+                                cfg.leave_lag_keeping_l2(&m);
+                            }
+                        }
                         cfg.del_lag(&n);
                     }
                     Some(n) if vlan_if_id(&n).is_some() => {
@@ -1174,6 +1222,9 @@ impl Ios {
                     if let Err(msg) = self.if_act(act, &a, t, cfg) {
                         out.fail(msg);
                         return Flow::Continue;
+                    }
+                    if let Some(n) = self.notice.take() {
+                        out.line(n);
                     }
                 }
                 if act == "unmodelled-if" {
@@ -1247,7 +1298,11 @@ impl Ios {
                 return Err("% Error: cannot add a port-channel to a port-channel".into());
             }
             if act == "no-channel-group" {
-                cfg.leave_lag(target);
+                if self.p == CiscoIos {
+                    cfg.leave_lag_keeping_l2(target);
+                } else {
+                    cfg.leave_lag(target);
+                }
             } else {
                 let lag = format!("{lagp}{}", a.num(0));
                 let mode = match a.s(1).as_str() {
@@ -1271,6 +1326,64 @@ impl Ios {
             }
             return Ok(());
         }
+        // Per-port IOS settings the common model does not carry (`extra.ios`): trunk
+        // encapsulation and DTP negotiation.
+        let setting = |cfg: &Config, key: &str| -> Option<String> {
+            cfg.extra
+                .get("ios")
+                .and_then(|x| x.get(key))
+                .and_then(|x| x.get(target))
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        };
+        let set = |cfg: &mut Config, key: &str, value: Option<&str>| {
+            let ios = cfg
+                .extra
+                .entry("ios".to_string())
+                .or_insert(serde_json::json!({}));
+            if let Some(map) = ios.as_object_mut() {
+                let entry = map.entry(key.to_string()).or_insert(serde_json::json!({}));
+                if let Some(m) = entry.as_object_mut() {
+                    match value {
+                        Some(v) => {
+                            m.insert(target.to_string(), serde_json::json!(v));
+                        }
+                        None => {
+                            m.remove(target);
+                        }
+                    }
+                }
+            }
+        };
+        match act {
+            "encapsulation" => {
+                set(cfg, "encapsulation", Some(&a.s(0)));
+                return Ok(());
+            }
+            "no-encapsulation" => {
+                set(cfg, "encapsulation", None);
+                return Ok(());
+            }
+            "nonegotiate" | "no-nonegotiate" => {
+                let dynamic = cfg.ports.get(target).is_some_and(|p| p.mode.is_none());
+                if act == "nonegotiate" && dynamic {
+                    // A port still in `dynamic` mode negotiates; IOS refuses to stop it.
+                    return Err(
+                        "Command rejected: Conflict between 'nonegotiate' and 'dynamic' status."
+                            .into(),
+                    );
+                }
+                set(cfg, "nonegotiate", (act == "nonegotiate").then_some("true"));
+                return Ok(());
+            }
+            "mode" if self.isl && a.s(0) == "trunk" => {
+                let enc = setting(cfg, "encapsulation");
+                if !matches!(enc.as_deref(), Some("dot1q") | Some("isl")) {
+                    return Err("Command rejected: An interface whose trunk encapsulation is \"Auto\" can not be configured to \"trunk\" mode.".into());
+                }
+            }
+            _ => {}
+        }
         let p = self.p;
         let vlan_exists = |cfg: &Config, v: u16| cfg.has_vlan(v);
         let missing_vlan_err = |v: u16| -> String {
@@ -1284,26 +1397,56 @@ impl Ios {
         };
         // Vendors that refuse a VLAN that doesn't exist (others create it).
         let strict_vlans = matches!(p, DellOs10 | ArubaAoscx | DellPowerconnect | MellanoxMlnxos);
-        let check = |cfg: &mut Config, vs: &[u16]| -> Result<(), String> {
+        let check = |cfg: &mut Config, vs: &[u16], access: bool| -> Result<(), String> {
             for v in vs {
                 if !vlan_exists(cfg, *v) {
+                    if strict_vlans && p == DellPowerconnect && !access {
+                        // A tagged/general VLAN list with a missing VLAN: PowerConnect's
+                        // failure table, the error not at the start of its line (netman's
+                        // replayed 62xx answers and its fake switch).
+                        let missing: Vec<u16> = vs
+                            .iter()
+                            .copied()
+                            .filter(|x| !vlan_exists(cfg, *x))
+                            .collect();
+                        let mut m = String::from("Warning: The use of large numbers of VLANs or interfaces may cause significant\ndelays in applying the configuration.\n\n\n          Failure Information\n---------------------------------------\n");
+                        m.push_str(&format!(
+                            "   VLANs failed to be configured : {}\n",
+                            missing.len()
+                        ));
+                        m.push_str("---------------------------------------\n   VLAN             Error\n---------------------------------------");
+                        for x in missing {
+                            m.push_str(&format!(
+                                "\nVLAN      {x: >4} ERROR: This VLAN does not exist."
+                            ));
+                        }
+                        return Err(m);
+                    }
                     if strict_vlans {
                         return Err(missing_vlan_err(*v));
                     }
-                    if matches!(p, CiscoIos | Ruijie | SupermicroSmis | CiscoS300) {
-                        // IOS creates the VLAN when a port is put into it.
+                    if access && matches!(p, CiscoIos | Ruijie | SupermicroSmis | CiscoS300) {
+                        // IOS creates a missing *access* VLAN and says so (`% Access VLAN
+                        // does not exist. Creating vlan 30`, captures in sim/STATUS.md); a
+                        // trunk's native or allowed VLANs need not exist and are not made.
                         cfg.add_vlan(*v);
+                        if p == CiscoIos {
+                            cfg.vlan_mut(*v).name = format!("VLAN{v:04}");
+                            self.notice.replace(Some(format!(
+                                "% Access VLAN does not exist. Creating vlan {v}"
+                            )));
+                        }
                     }
                 }
             }
             Ok(())
         };
         match act {
-            "access-vlan" => check(cfg, &[a.vlan(0)])?,
+            "access-vlan" => check(cfg, &[a.vlan(0)], true)?,
             "trunk-allowed" | "trunk-allowed-add" | "general-add" | "hybrid-add" => {
-                check(cfg, &a.vlans(0))?
+                check(cfg, &a.vlans(0), false)?
             }
-            "native" | "general-pvid" => check(cfg, &[a.vlan(0)])?,
+            "native" | "general-pvid" => check(cfg, &[a.vlan(0)], false)?,
             _ => {}
         }
         let Some(mut l2) = cfg.l2(target) else {
@@ -1437,6 +1580,404 @@ fn vlan_if_id(name: &str) -> Option<u16> {
     parse_vlan(n.trim())
 }
 
+/// An OS9 interface name as OS9 prints it: type, one space, number
+/// (`TenGigabitEthernet 1/5`).
+fn os9_name(n: &str) -> String {
+    match n.find(|c: char| c.is_ascii_digit()) {
+        Some(i) if i > 0 => format!("{} {}", &n[..i], &n[i..]),
+        _ => n.to_string(),
+    }
+}
+
+/// An OS9 port stanza (the Ansible dellemc.os9 `show running-config` fixture: `no ip
+/// address`, `switchport`, explicit `shutdown` / `no shutdown`); membership is in the VLANs.
+fn render_if_os9(name: &str, l2: &crate::model::L2<'_>) -> String {
+    let mut s = format!("interface {}\n", os9_name(name));
+    if !l2.description.is_empty() {
+        s.push_str(&format!(" description {}\n", l2.description));
+    }
+    s.push_str(" no ip address\n");
+    if let Some(m) = *l2.mtu {
+        s.push_str(&format!(" mtu {m}\n"));
+    }
+    if l2.mode.is_some() {
+        s.push_str(" switchport\n");
+    }
+    s.push_str(if *l2.admin_up {
+        " no shutdown\n"
+    } else {
+        " shutdown\n"
+    });
+    s
+}
+
+/// OS9 `show vlan`, laid out as the real table (ntc-templates' dell_force10 captures): the
+/// code legend, `NUM Status Description Q Ports` columns, `*` on the default VLAN, one row
+/// per membership code and port type (`U Te 0/40-41,44`), further rows without the id.
+fn show_vlan_os9(cfg: &Config, out: &mut Out) {
+    out.line("");
+    out.line("Codes: * - Default VLAN, G - GVRP VLANs, R - Remote Port Mirroring VLANs, P - Primary, C - Community, I - Isolated");
+    out.line("       O - Openflow");
+    out.line("Q: U - Untagged, T - Tagged");
+    out.line("   x - Dot1x untagged, X - Dot1x tagged");
+    out.line("   o - OpenFlow untagged, O - OpenFlow tagged");
+    out.line("   G - GVRP tagged, M - Vlan-stack, H - VSN tagged");
+    out.line("   i - Internal untagged, I - Internal tagged, v - VLT untagged, V - VLT tagged");
+    out.line("");
+    out.line("    NUM    Status    Description                     Q Ports");
+    let abbrev = |n: &str| -> Option<(&'static str, String)> {
+        for (long, short) in [
+            ("TenGigabitEthernet", "Te"),
+            ("GigabitEthernet", "Gi"),
+            ("twentyFiveGigE", "Tf"),
+            ("fortyGigE", "Fo"),
+            ("hundredGigE", "Hu"),
+            ("Port-channel", "Po"),
+        ] {
+            if let Some(rest) = n.strip_prefix(long) {
+                return Some((short, rest.to_string()));
+            }
+        }
+        None
+    };
+    for id in cfg.vlan_ids() {
+        let desc: String = cfg.vlans[&id.to_string()].name.chars().take(31).collect();
+        // (code, type) -> numbers, in port order.
+        let mut groups: Vec<((char, &'static str), Vec<String>)> = Vec::new();
+        let mut active = false;
+        let mut c = cfg.clone();
+        let names: Vec<String> = cfg.lags.keys().chain(cfg.ports.keys()).cloned().collect();
+        let mut sorted: Vec<(String, String, String)> = names
+            .iter()
+            .filter_map(|n| abbrev(n).map(|(t, num)| (t.to_string(), num, n.clone())))
+            .collect();
+        sorted.sort_by_key(|(t, num, _)| {
+            let key: Vec<u32> = num.split('/').filter_map(|x| x.parse().ok()).collect();
+            (t.clone(), key)
+        });
+        for (t, num, n) in sorted {
+            let Some(l2) = c.l2(&n) else { continue };
+            let (u, tagged) = l2.membership();
+            let code = if u == Some(id) {
+                'U'
+            } else if tagged.contains(&id) {
+                'T'
+            } else {
+                continue;
+            };
+            active |= *l2.admin_up;
+            let t: &'static str = match t.as_str() {
+                "Te" => "Te",
+                "Gi" => "Gi",
+                "Tf" => "Tf",
+                "Fo" => "Fo",
+                "Hu" => "Hu",
+                _ => "Po",
+            };
+            match groups.iter_mut().find(|(k, _)| *k == (code, t)) {
+                Some((_, v)) => v.push(num),
+                None => groups.push(((code, t), vec![num])),
+            }
+        }
+        groups.sort_by_key(|((code, _), _)| if *code == 'T' { 0 } else { 1 });
+        let rows: Vec<String> = groups
+            .iter()
+            .map(|((code, t), nums)| format!("{code} {t} {}", os9_list(nums)))
+            .collect();
+        let marker = if id == 1 { "*" } else { "" };
+        let status = if active { "Active" } else { "Inactive" };
+        let first = rows.first().cloned().unwrap_or_default();
+        out.line(format!("{marker:<4}{id:<7}{status:<10}{desc:<32}{first}").trim_end());
+        for r in rows.iter().skip(1) {
+            out.line(format!("{:<53}{r}", ""));
+        }
+    }
+}
+
+/// Onyx `show running-config`, flat as the real one (the Ansible mellanox.onyx fixture):
+/// `##` section banners, every setting one three-blank-indented `interface ethernet N
+/// SETTING` line, and a setting shared by consecutive ports written once for the range
+/// (`interface ethernet 1/7-1/8 channel-group 1 mode active`). VLAN membership lines sit in
+/// the VLAN section after the `vlan N` lines, as Onyx orders them.
+fn show_running_onyx(host: &str, cfg: &Config, out: &mut Out) {
+    let banner = |out: &mut Out, title: &str| {
+        out.line("##");
+        out.line(format!("## {title}"));
+        out.line("##");
+    };
+    banner(out, "Running database \"initial\"");
+    out.line(format!("## Hostname: {host}"));
+    out.line("##");
+    out.line("");
+    let mut c = cfg.clone();
+    let mut names: Vec<String> = cfg.ports.keys().cloned().collect();
+    let key = |n: &String| -> Vec<u32> {
+        n.trim_start_matches("Eth")
+            .split('/')
+            .filter_map(|x| x.parse().ok())
+            .collect()
+    };
+    names.sort_by_key(key);
+    // (port number, setting) in port order, per section.
+    // (port number, setting) pairs.
+    type Settings = Vec<(String, String)>;
+    let (mut ifs, mut vlans): (Settings, Settings) = (Vec::new(), Vec::new());
+    for n in &names {
+        let lag = cfg.ports.get(n).and_then(|p| p.lag.clone());
+        let Some(l2) = c.l2(n) else { continue };
+        let num = n.trim_start_matches("Eth").to_string();
+        let push = |v: &mut Vec<(String, String)>, s: String| v.push((num.clone(), s));
+        if !l2.description.is_empty() {
+            push(&mut ifs, format!("description {}", l2.description));
+        }
+        if let Some(m) = *l2.mtu {
+            push(&mut ifs, format!("mtu {m} force"));
+        }
+        if let Some(l) = lag {
+            let id = l.trim_start_matches("Po");
+            let mode = cfg.lags.get(&l).map(|x| x.mode.as_str()).unwrap_or("lacp");
+            let m = if mode == "lacp" { "active" } else { "on" };
+            push(&mut ifs, format!("channel-group {id} mode {m}"));
+        }
+        match l2.mode.as_deref() {
+            Some("access") | None => {}
+            Some(m) => push(&mut ifs, format!("switchport mode {m}")),
+        }
+        if !*l2.admin_up {
+            push(&mut ifs, "shutdown".into());
+        }
+        if let Some(v) = *l2.access_vlan {
+            push(&mut vlans, format!("switchport access vlan {v}"));
+        }
+        if !l2.allowed.is_empty() {
+            let word = if l2.mode.as_deref() == Some("trunk") {
+                "trunk"
+            } else {
+                "hybrid"
+            };
+            push(
+                &mut vlans,
+                format!(
+                    "switchport {word} allowed-vlan add {}",
+                    vlan_ranges(l2.allowed, ",", "-")
+                ),
+            );
+        }
+    }
+    // One line per setting and run of consecutive ports of one slot.
+    let ranged = |items: &[(String, String)]| -> Vec<String> {
+        let mut settings: Vec<&String> = Vec::new();
+        for (_, s) in items {
+            if !settings.contains(&s) {
+                settings.push(s);
+            }
+        }
+        let mut lines: Vec<(Vec<u32>, String)> = Vec::new();
+        for s in settings {
+            let ports: Vec<&String> = items
+                .iter()
+                .filter(|(_, x)| x == s)
+                .map(|(p, _)| p)
+                .collect();
+            let mut i = 0;
+            while i < ports.len() {
+                let (pre, n) = match ports[i].rsplit_once('/') {
+                    Some((a, b)) => (a.to_string(), b.parse::<u32>().unwrap_or(0)),
+                    None => (String::new(), 0),
+                };
+                let mut j = i;
+                while j + 1 < ports.len()
+                    && *ports[j + 1] == format!("{pre}/{}", n + (j + 1 - i) as u32)
+                {
+                    j += 1;
+                }
+                let spec = if j > i {
+                    format!("{}-{}", ports[i], ports[j])
+                } else {
+                    ports[i].clone()
+                };
+                let k: Vec<u32> = ports[i].split('/').filter_map(|x| x.parse().ok()).collect();
+                lines.push((k, format!("   interface ethernet {spec} {s}")));
+                i = j + 1;
+            }
+        }
+        lines.sort_by(|a, b| a.0.cmp(&b.0));
+        lines.into_iter().map(|(_, l)| l).collect()
+    };
+    // Port-channels: the creating line, then their own settings (never ranged here).
+    let mut lag_ifs: Vec<String> = Vec::new();
+    let mut lag_vlans: Vec<String> = Vec::new();
+    for name in cfg.lags.keys() {
+        let id = name.trim_start_matches("Po");
+        let pre = format!("   interface port-channel {id}");
+        lag_ifs.push(pre.clone());
+        let Some(l2) = c.l2(name) else { continue };
+        if let Some(m) = l2.mode.as_deref().filter(|m| *m != "access") {
+            lag_ifs.push(format!("{pre} switchport mode {m}"));
+        }
+        if !*l2.admin_up {
+            lag_ifs.push(format!("{pre} shutdown"));
+        }
+        if let Some(v) = *l2.access_vlan {
+            lag_vlans.push(format!("{pre} switchport access vlan {v}"));
+        }
+        if !l2.allowed.is_empty() {
+            lag_vlans.push(format!(
+                "{pre} switchport hybrid allowed-vlan add {}",
+                vlan_ranges(l2.allowed, ",", "-")
+            ));
+        }
+    }
+    banner(out, "Interface Ethernet configuration");
+    for l in lag_ifs
+        .iter()
+        .filter(|l| !l.contains(" switchport ") && !l.ends_with(" shutdown"))
+    {
+        out.line(l.clone());
+    }
+    for l in ranged(&ifs) {
+        out.line(l);
+    }
+    for l in lag_ifs
+        .iter()
+        .filter(|l| l.contains(" switchport ") || l.ends_with(" shutdown"))
+    {
+        out.line(l.clone());
+    }
+    out.line("   ");
+    banner(out, "VLAN configuration");
+    for id in cfg.vlan_ids().into_iter().filter(|v| *v != 1) {
+        out.line(format!("   vlan {id}"));
+        let n = &cfg.vlans[&id.to_string()].name;
+        if !n.is_empty() {
+            out.line(format!("   vlan {id} name \"{n}\""));
+        }
+    }
+    for l in ranged(&vlans) {
+        out.line(l);
+    }
+    for l in lag_vlans {
+        out.line(l);
+    }
+    out.line("   ");
+}
+
+/// A FastIron port stanza: only what differs from the defaults (`port-name`, `disable`);
+/// membership is in the VLANs, and a port with nothing set prints nothing.
+fn render_if_fastiron(name: &str, l2: &crate::model::L2<'_>) -> String {
+    let mut body = String::new();
+    if !l2.description.is_empty() {
+        body.push_str(&format!(" port-name {}\n", l2.description));
+    }
+    if !*l2.admin_up {
+        body.push_str(" disable\n");
+    }
+    if body.is_empty() {
+        return body;
+    }
+    format!("interface {}\n{body}!\n", os9_name(name))
+}
+
+/// FastIron `show running-config vlan`, as the ntc-templates captures print it: `vlan N
+/// name NAME by port` (`vlan N by port` without a name), the tagged then the untagged
+/// ports as `ethe A to B ethe C ` (with FastIron's trailing space), `!` between VLANs.
+fn show_vlans_fastiron(cfg: &Config, out: &mut Out) {
+    for id in cfg.vlan_ids() {
+        let name = &cfg.vlans[&id.to_string()].name;
+        let name = if id == 1 && name.is_empty() {
+            "DEFAULT-VLAN".to_string()
+        } else {
+            name.clone()
+        };
+        if name.is_empty() {
+            out.line(format!("vlan {id} by port"));
+        } else {
+            out.line(format!("vlan {id} name {name} by port"));
+        }
+        let mut c = cfg.clone();
+        let mut ports: Vec<String> = cfg.ports.keys().cloned().collect();
+        ports.sort_by_key(|n| {
+            n.trim_start_matches("ethernet")
+                .split('/')
+                .filter_map(|x| x.parse::<u32>().ok())
+                .collect::<Vec<u32>>()
+        });
+        let (mut t, mut u): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+        for n in &ports {
+            let Some(l2) = c.l2(n) else { continue };
+            let (un, tg) = l2.membership();
+            let num = n.trim_start_matches("ethernet").to_string();
+            if tg.contains(&id) {
+                t.push(num);
+            } else if un == Some(id) && id != 1 {
+                u.push(num);
+            }
+        }
+        for (word, list) in [("tagged", &t), ("untagged", &u)] {
+            if !list.is_empty() {
+                out.line(format!(" {word} {}", fastiron_list(list)));
+            }
+        }
+        out.line("!");
+    }
+}
+
+/// `1/1/3`, `1/1/4`, `1/1/5`, `1/1/7` as FastIron lists them:
+/// `ethe 1/1/3 to 1/1/5 ethe 1/1/7 `.
+fn fastiron_list(nums: &[String]) -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    while i < nums.len() {
+        let (pre, n) = match nums[i].rsplit_once('/') {
+            Some((a, b)) => (format!("{a}/"), b.parse::<u32>().unwrap_or(0)),
+            None => (String::new(), nums[i].parse::<u32>().unwrap_or(0)),
+        };
+        let mut j = i;
+        while j + 1 < nums.len() && nums[j + 1] == format!("{pre}{}", n + (j + 1 - i) as u32) {
+            j += 1;
+        }
+        if j > i {
+            s.push_str(&format!("ethe {} to {} ", nums[i], nums[j]));
+        } else {
+            s.push_str(&format!("ethe {} ", nums[i]));
+        }
+        i = j + 1;
+    }
+    s
+}
+
+/// `0/40`, `0/41`, `0/44` as OS9 lists them: `0/40-41,44` (the slot written once per run
+/// of the same slot).
+fn os9_list(nums: &[String]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    let mut last_slot: Option<String> = None;
+    while i < nums.len() {
+        let (slot, n) = match nums[i].rsplit_once('/') {
+            Some((a, b)) => (format!("{a}/"), b.parse::<u32>().unwrap_or(0)),
+            None => (String::new(), nums[i].parse::<u32>().unwrap_or(0)),
+        };
+        let mut j = i;
+        while j + 1 < nums.len() && nums[j + 1] == format!("{slot}{}", n + (j + 1 - i) as u32) {
+            j += 1;
+        }
+        let end = n + (j - i) as u32;
+        let pre = if last_slot.as_deref() == Some(slot.as_str()) {
+            String::new()
+        } else {
+            slot.clone()
+        };
+        parts.push(if j > i {
+            format!("{pre}{n}-{end}")
+        } else {
+            format!("{pre}{n}")
+        });
+        last_slot = Some(slot);
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
 fn short_if(n: &str) -> String {
     for (long, short) in [
         ("TenGigabitEthernet", "Te"),
@@ -1564,6 +2105,7 @@ fn exec_grammar(p: Platform, abbrev: bool) -> Grammar {
             ("terminal length <num:0-512>", "paging-len"),
             ("write memory", "save"),
             ("show vlan <vlan>", "show"),
+            ("show running-config vlan", "show"),
         ]),
         MellanoxMlnxos => g.extend(&[
             ("terminal length <num:0-999>", "paging-len"),
@@ -1572,10 +2114,10 @@ fn exec_grammar(p: Platform, abbrev: bool) -> Grammar {
             ("write memory", "save"),
             ("configuration write", "save"),
         ]),
+        // SMIS turns paging off in configuration mode (netmiko's smci_smis.py does
+        // `config_mode()`, `set cli pagination off`, `exit_config_mode()`).
         SupermicroSmis => g.extend(&[
             ("terminal length <num:0-512>", "paging-len"),
-            ("set cli pagination off", "paging-off"),
-            ("set cli pagination on", "paging-on"),
             ("write startup-config", "save"),
             ("copy running-config startup-config", "copy-save"),
         ]),
@@ -1670,6 +2212,11 @@ fn conf_grammar(p: Platform, abbrev: bool) -> Grammar {
                 ("no lacp", "unmodelled"),
             ]);
         }
+        SupermicroSmis => g.extend(&[
+            ("vlan <vlans>", "vlan"),
+            ("set cli pagination off", "paging-off"),
+            ("set cli pagination on", "paging-on"),
+        ]),
         ArubaAoscx => g.extend(&[
             ("vlan <vlans>", "vlan"),
             ("interface lag <num:1-256>", "interface-lag"),
@@ -1854,11 +2401,13 @@ fn if_grammar(p: Platform, abbrev: bool) -> Grammar {
             match p {
                 CiscoIos | Ruijie | SupermicroSmis | CiscoS300 => g.extend(&[
                     ("switchport mode dot1q-tunnel|private-vlan", "mode"),
-                    ("switchport nonegotiate", "unmodelled-if"),
+                    ("switchport nonegotiate", "nonegotiate"),
+                    ("no switchport nonegotiate", "no-nonegotiate"),
                     (
                         "switchport trunk encapsulation dot1q|isl|negotiate",
-                        "unmodelled-if",
+                        "encapsulation",
                     ),
+                    ("no switchport trunk encapsulation", "no-encapsulation"),
                     (
                         "switchport trunk allowed vlan except <vlans>",
                         "trunk-allowed-except",
@@ -1881,6 +2430,13 @@ fn if_grammar(p: Platform, abbrev: bool) -> Grammar {
                     ("no ip port access-group <word> in|out", "unmodelled-if"),
                     ("vpc <rest>", "unmodelled-if"),
                 ]),
+                // OS10 removes tagged VLANs with the no form ("no switchport trunk
+                // allowed vlan vlan-id-list", Dell EMC SmartFabric OS10 User Guide,
+                // Interfaces > Trunk mode).
+                DellOs10 => g.extend(&[(
+                    "no switchport trunk allowed vlan <vlans>",
+                    "no-trunk-allowed",
+                )]),
                 AristaEos => g.extend(&[
                     (
                         "switchport trunk allowed vlan except <vlans>",

@@ -700,6 +700,16 @@ fn check(cfg: &Config) -> Result<(), String> {
             return Err(e.to_string());
         }
     }
+    // An aggregated-ethernet member may have no logical unit of its own (dcd: "logical
+    // unit is not allowed on aggregated links"; Junos rpc-error captures, sim/STATUS.md).
+    for (n, p) in &cfg.ports {
+        let has_unit = p.mode.is_some() || p.access_vlan.is_some() || !p.allowed_vlans.is_empty();
+        if p.lag.is_some() && has_unit {
+            return Err(format!(
+                "[edit interfaces {n}]\n  'unit 0'\n    logical unit is not allowed on aggregated links"
+            ));
+        }
+    }
     let mut c = cfg.clone();
     let names = cfg.if_names();
     for n in names {

@@ -55,13 +55,19 @@ pub struct Settings {
     pub transcript: Option<PathBuf>,
     /// Faults.
     pub faults: Faults,
+    /// Hardware model, where the vendor's models behave differently (`--model c3750`: an
+    /// ISL-capable Catalyst).
+    pub model: Option<String>,
+    /// VLANs that exist as shipped (`--vlans 10,100-105`): a lab's idle and demo VLANs.
+    /// Used only when the state file is created.
+    pub vlans: Vec<u16>,
     /// Exec-mode command, if any.
     pub command: Option<String>,
 }
 
 const USAGE: &str = "usage: mercury-sim [--platform P] [--state FILE] [--hostname H] [--username U]
                    [--enable-secret S] [--echo auto|on|off] [--transcript FILE]
-                   [--fault SPEC]... [COMMAND...]
+                   [--fault SPEC]... [--model M] [--vlans LIST] [COMMAND...]
        mercury-sim show --state FILE
        mercury-sim platforms";
 
@@ -85,6 +91,8 @@ fn parse(args: Vec<String>) -> Result<Verb, String> {
     let mut echo = None;
     let mut transcript = None;
     let mut fault_flags: Vec<String> = Vec::new();
+    let mut model = None;
+    let mut vlans = Vec::new();
     let mut positional: Vec<String> = Vec::new();
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
@@ -111,6 +119,8 @@ fn parse(args: Vec<String>) -> Result<Verb, String> {
             "--echo",
             "--transcript",
             "--fault",
+            "--model",
+            "--vlans",
         ];
         if known.contains(&flag.as_str()) {
             let v = match inline {
@@ -125,6 +135,12 @@ fn parse(args: Vec<String>) -> Result<Verb, String> {
                 "--enable-secret" => secret = Some(v),
                 "--echo" => echo = Some(v),
                 "--transcript" => transcript = Some(v),
+                "--model" => model = Some(v),
+                "--vlans" => {
+                    vlans = words::parse_vlan_list(&v, &[','], "-").ok_or_else(|| {
+                        format!("--vlans: {v:?} is not a VLAN list like 10,100-105")
+                    })?
+                }
                 _ => fault_flags.push(v),
             }
         } else if a == "-h" || a == "--help" {
@@ -181,6 +197,8 @@ fn parse(args: Vec<String>) -> Result<Verb, String> {
             .or_else(|| env_var("MERCURY_SIM_TRANSCRIPT"))
             .map(PathBuf::from),
         faults,
+        model: model.or_else(|| env_var("MERCURY_SIM_MODEL")),
+        vlans,
         command,
     })))
 }
@@ -257,7 +275,7 @@ fn session(s: Settings) -> i32 {
             return 65;
         }
     }
-    let store = Store::new(s.state.clone(), platform, s.hostname.clone());
+    let store = Store::new(s.state.clone(), platform, s.hostname.clone()).with_vlans(&s.vlans);
     let hostname = match store.with(|st| st.hostname.clone()) {
         Ok(h) => h,
         Err(e) => {
@@ -286,6 +304,7 @@ fn session(s: Settings) -> i32 {
             .unwrap_or_else(|| platform.default_user().to_string()),
         enable_secret: s.enable_secret.clone(),
         faults: s.faults.clone(),
+        model: s.model.clone(),
         interactive: s.command.is_none(),
     };
     let transcript = Transcript::new(s.transcript.clone());

@@ -368,6 +368,24 @@ impl Config {
         }
     }
 
+    /// A member leaving its LAG keeps the L2 settings the LAG gave it: on Cisco IOS, what
+    /// is configured on a port-channel applies to every port assigned to it ("configuration
+    /// changes applied to the port-channel interface apply to all the physical ports
+    /// assigned to the port-channel interface", Catalyst EtherChannel guides), and nothing
+    /// takes it away when the port leaves or the port-channel is deleted.
+    pub fn leave_lag_keeping_l2(&mut self, port: &str) {
+        let lag = self.ports.get(port).and_then(|p| p.lag.clone());
+        if let Some(l) = lag.and_then(|l| self.lags.get(&l).cloned()) {
+            if let Some(p) = self.ports.get_mut(port) {
+                p.mode = l.mode_l2.clone();
+                p.access_vlan = l.access_vlan;
+                p.native_vlan = l.native_vlan;
+                p.allowed_vlans = l.allowed_vlans.clone();
+            }
+        }
+        self.leave_lag(port);
+    }
+
     /// Delete a LAG, releasing its members.
     pub fn del_lag(&mut self, lag: &str) -> bool {
         let Some(l) = self.lags.remove(lag) else {

@@ -5,7 +5,7 @@
 
 use crate::cli::{unmodelled, Cli, Env, Flow, Out};
 use crate::model::{DeviceState, Lag};
-use crate::words::{parse_vlan, parse_vlan_list, shell_words};
+use crate::words::{parse_vlan, parse_vlan_list, shell_words, vlan_ranges};
 use std::collections::BTreeMap;
 
 /// One Netvisor session.
@@ -55,7 +55,10 @@ fn spec(cmd: &str) -> Option<(&'static [&'static str], &'static [&'static str])>
         "trunk-modify" => (&["name", "ports", "lacp-mode"], &["enable", "disable"]),
         "trunk-delete" => (&["name"], &[]),
         "vlan-show" | "port-config-show" | "trunk-show" | "switch-setup-show" | "port-show"
-        | "vlan-port-show" | "lldp-show" => (&["format", "id", "port", "ports", "layout"], &[]),
+        | "vlan-port-show" | "lldp-show" | "port-vlan-show" => (
+            &["format", "id", "port", "ports", "layout", "parsable-delim"],
+            &[],
+        ),
         "pager" => (&[], &["on", "off"]),
         _ => return None,
     })
@@ -161,8 +164,23 @@ impl Netvisor {
                     .or(args.get("name"))
                     .cloned()
                     .unwrap_or_default();
-                if let Some(p) = args.get("ports").filter(|p| *p != "none") {
-                    for n in ports(p).unwrap_or_default() {
+                // Without `ports`, the VLAN is created on every port — why NGS (and
+                // Pluribus's own tooling) always pass `ports none`.
+                let every: Vec<String> = cfg.ports.keys().cloned().collect();
+                let members = match args.get("ports").map(String::as_str) {
+                    None => Some(every),
+                    Some("none") => None,
+                    Some(p) => ports(p),
+                };
+                let scope = args.get("scope").cloned().unwrap_or_default();
+                let vxlan = fl.contains(&"auto-vxlan");
+                let nv = cfg
+                    .extra
+                    .entry("netvisor".to_string())
+                    .or_insert_with(|| serde_json::json!({}));
+                nv[id.to_string()] = serde_json::json!({"scope": scope, "auto_vxlan": vxlan});
+                if let Some(list) = members {
+                    for n in list {
                         if let Some(mut l2) = cfg.l2(&n) {
                             let (u, mut t) = l2.membership();
                             t.push(id);
@@ -329,6 +347,57 @@ impl Netvisor {
                 };
                 if !cfg.del_lag(&name) {
                     out.fail(format!("trunk-delete: trunk {name} not found"));
+                }
+            }
+            "port-vlan-show" => {
+                // The fields asked for (`format a,b,...`) of each port, one row each;
+                // `parsable-delim D`: no heading, fields joined by D (how Pluribus's own
+                // tooling and third-party drivers read it).
+                let fields: Vec<String> = args
+                    .get("format")
+                    .map(|f| f.split(',').map(str::to_string).collect())
+                    .unwrap_or_else(|| vec!["switch".into(), "port".into(), "vlans".into()]);
+                let want = match args.get("ports").or(args.get("port")) {
+                    Some(p) => match ports(p) {
+                        Some(v) => Some(v),
+                        None => {
+                            out.fail(format!("port-vlan-show: invalid port list '{p}'"));
+                            return Flow::Continue;
+                        }
+                    },
+                    None => None,
+                };
+                let delim = args.get("parsable-delim").cloned();
+                if delim.is_none() {
+                    out.line(fields.join("  "));
+                }
+                let mut c = cfg.clone();
+                let names: Vec<String> = cfg.ports.keys().cloned().collect();
+                for n in names {
+                    if want.as_ref().is_some_and(|w| !w.contains(&n)) {
+                        continue;
+                    }
+                    let Some(l2) = c.l2(&n) else { continue };
+                    let (u, mut tagged) = l2.membership();
+                    tagged.extend(u);
+                    tagged.sort_unstable();
+                    tagged.dedup();
+                    let list = if tagged.is_empty() {
+                        "none".to_string()
+                    } else {
+                        vlan_ranges(&tagged, ",", "-")
+                    };
+                    let row: Vec<String> = fields
+                        .iter()
+                        .map(|f| match f.as_str() {
+                            "switch" => self.host.clone(),
+                            "port" => n.clone(),
+                            "vlans" => list.clone(),
+                            "untagged-vlan" => u.map_or("none".into(), |v| v.to_string()),
+                            _ => String::new(),
+                        })
+                        .collect();
+                    out.line(row.join(delim.as_deref().unwrap_or("  ")));
                 }
             }
             "vlan-show" => {

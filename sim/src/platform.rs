@@ -353,6 +353,44 @@ impl Platform {
         }
     }
 
+    /// A fresh device that also has `vlans`, named as the vendor names a VLAN it creates
+    /// (IOS `VLAN0010`, Junos `vlan10` as Mercury names it, SR Linux a `mac-vrf-10`
+    /// network-instance); OVS hosts have no VLAN objects.
+    pub fn shipped_with(self, vlans: &[u16]) -> DeviceState {
+        let mut st = self.default_state();
+        let family = self.spec().family;
+        if vlans.is_empty() || family == Family::Shell(Tool::Ovs) {
+            return st;
+        }
+        let cfg = &mut st.running;
+        for v in vlans {
+            cfg.add_vlan(*v);
+            cfg.vlan_mut(*v).name = match (family, self) {
+                (Family::Junos, _) => format!("vlan{v}"),
+                (Family::Srl, _) => format!("mac-vrf-{v}"),
+                (Family::Ios, Platform::CiscoIos) => format!("VLAN{v:04}"),
+                _ => String::new(),
+            };
+        }
+        if family == Family::Srl {
+            let statements: Vec<Vec<String>> = vlans
+                .iter()
+                .map(|v| {
+                    vec![
+                        "network-instance".into(),
+                        format!("mac-vrf-{v}"),
+                        "type".into(),
+                        "mac-vrf".into(),
+                    ]
+                })
+                .collect();
+            cfg.extra
+                .insert("srl".into(), serde_json::json!(statements));
+        }
+        st.saved = st.running.clone();
+        st
+    }
+
     /// This platform's CLI for one session.
     pub fn new_cli(self, env: &Env) -> Box<dyn Cli> {
         match self.spec().family {

@@ -51,6 +51,8 @@ fn is_leaf(path: &[String]) -> bool {
         "vni",
         "evi",
         "ecmp",
+        "export-rt",
+        "import-rt",
     ];
     path.len() >= 2 && leaf.contains(&path[path.len() - 2].as_str())
 }
@@ -186,6 +188,75 @@ fn derive(cfg: &mut Config, inventory: &[String]) {
     }
 }
 
+/// Commit-time validation of the EVPN/VXLAN objects an L2 EVPN service is built from
+/// (SR Linux data model, as the learn-srlinux L2 EVPN tutorial configures it): a mac-vrf's
+/// `vxlan-interface tunnel.N` must exist as a bridged `tunnel-interface` vxlan-interface
+/// with an ingress VNI, and the mac-vrf's `bgp-evpn` must name one of the mac-vrf's own
+/// vxlan-interfaces and carry an `evi`. The wording of the errors is this simulator's.
+fn validate(cfg: &Config) -> Result<(), String> {
+    let st = flat(cfg);
+    let has = |want: &[&str]| {
+        st.iter()
+            .any(|p| p.len() >= want.len() && want.iter().zip(p).all(|(a, b)| *a == b))
+    };
+    for p in &st {
+        if let [ni, name, vx, tunnel] = p.as_slice() {
+            if ni == "network-instance" && vx == "vxlan-interface" {
+                let Some((t, idx)) = tunnel.split_once('.') else {
+                    return Err(format!(
+                        "network-instance {name}: vxlan-interface {tunnel:?} is not TUNNEL.INDEX"
+                    ));
+                };
+                let bridged = has(&[
+                    "tunnel-interface",
+                    t,
+                    "vxlan-interface",
+                    idx,
+                    "type",
+                    "bridged",
+                ]);
+                let vni = has(&[
+                    "tunnel-interface",
+                    t,
+                    "vxlan-interface",
+                    idx,
+                    "ingress",
+                    "vni",
+                ]);
+                if !bridged || !vni {
+                    return Err(format!("network-instance {name}: vxlan-interface {tunnel} does not exist as a bridged tunnel-interface vxlan-interface with an ingress vni"));
+                }
+            }
+        }
+        if p.len() >= 8
+            && p[0] == "network-instance"
+            && p[2] == "protocols"
+            && p[3] == "bgp-evpn"
+            && p[4] == "bgp-instance"
+            && p[6] == "vxlan-interface"
+        {
+            let (name, inst, vx) = (&p[1], &p[5], &p[7]);
+            if !has(&["network-instance", name, "vxlan-interface", vx]) {
+                return Err(format!("network-instance {name}: bgp-evpn bgp-instance {inst} names vxlan-interface {vx}, which is not one of its own"));
+            }
+            if !has(&[
+                "network-instance",
+                name,
+                "protocols",
+                "bgp-evpn",
+                "bgp-instance",
+                inst,
+                "evi",
+            ]) {
+                return Err(format!(
+                    "network-instance {name}: bgp-evpn bgp-instance {inst} has no evi"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 impl Srl {
     /// A session in running mode.
     pub fn new(env: &Env) -> Srl {
@@ -282,7 +353,10 @@ impl Srl {
             .insert("srl".into(), serde_json::json!(statements));
         let inv: Vec<String> = st.running.ports.keys().cloned().collect();
         derive(cand, &inv);
-        if !matches!(top.as_str(), "interface" | "network-instance") {
+        if !matches!(
+            top.as_str(),
+            "interface" | "network-instance" | "tunnel-interface"
+        ) {
             unmodelled(st, "candidate", line);
         }
     }
@@ -345,6 +419,10 @@ impl Cli for Srl {
                 let how = how.first().copied().unwrap_or("now");
                 if !matches!(how, "now" | "stay" | "save" | "validate" | "checkpoint") {
                     out.fail(format!("Parsing error: Unknown token '{how}'. Options are [checkpoint, now, save, stay, validate]"));
+                    return Flow::Continue;
+                }
+                if let Err(e) = validate(&c) {
+                    Self::err(out, format!("Validation failed: {e}"));
                     return Flow::Continue;
                 }
                 if how == "validate" {

@@ -29,6 +29,7 @@ pub struct Store {
     path: PathBuf,
     platform: Platform,
     hostname: Option<String>,
+    vlans: Vec<u16>,
 }
 
 impl Store {
@@ -38,7 +39,14 @@ impl Store {
             path,
             platform,
             hostname,
+            vlans: Vec::new(),
         }
+    }
+
+    /// VLANs a new state file starts with (`--vlans`).
+    pub fn with_vlans(mut self, vlans: &[u16]) -> Store {
+        self.vlans = vlans.to_vec();
+        self
     }
 
     /// Lock the file, load (or create) the state, run `f`, write back if it
@@ -57,7 +65,7 @@ impl Store {
         file.read_to_string(&mut text)
             .map_err(|e| io_err(&self.path, "cannot read state file", e))?;
         let (mut state, mut dirty) = if text.trim().is_empty() {
-            (self.platform.default_state(), true)
+            (self.platform.shipped_with(&self.vlans), true)
         } else {
             let st: DeviceState = first_value(&text).map_err(|e| {
                 StoreError(format!(

@@ -275,11 +275,24 @@ impl Vrp {
         }
     }
 
+    /// A parser error in this platform's spelling: VRP's `Error: X found at '^'
+    /// position.`, Comware's ` % X found at '^' position.` (one leading space).
+    fn spell(&self, msg: &str) -> String {
+        match (self.p, msg.strip_prefix("Error: ")) {
+            (HpeComware, Some(rest)) if rest.ends_with("found at '^' position.") => {
+                format!(" % {rest}")
+            }
+            _ => msg.to_string(),
+        }
+    }
+
     fn err_caret(&self, line: &str, at: usize, what: &str, out: &mut Out) {
         let prompt = self.interactive.then(|| self.view_prompt());
         out.line(caret(prompt.as_deref(), line, at));
         if self.p == HpeComware {
-            out.fail(format!("% {what} found at '^' position."));
+            // Comware indents its error by one space under the caret line (HPE's pyhpecw7
+            // test_vxlan.py:37-38; docs/evidence.md S2).
+            out.fail(format!(" % {what} found at '^' position."));
         } else {
             out.fail(format!("Error: {what} found at '^' position."));
         }
@@ -513,7 +526,7 @@ impl Vrp {
                     Some(x) => match self.naming.canon(&x.text()).filter(|n| cfg.has_if(n)) {
                         Some(n) => Some(n),
                         None => {
-                            out.fail("Error: Wrong parameter found at '^' position.");
+                            out.fail(self.spell("Error: Wrong parameter found at '^' position."));
                             return Flow::Continue;
                         }
                     },
@@ -583,7 +596,7 @@ impl Vrp {
                 match config_act(self.p, &self.naming, act, &a, line, &mode, cfg) {
                     Ok(Some(m)) => self.mode = m,
                     Ok(None) => {}
-                    Err(e) => out.fail(e),
+                    Err(e) => out.fail(self.spell(&e)),
                 }
                 if act == "unmodelled-if" {
                     unmodelled(st, &mode_name, line);
@@ -789,7 +802,7 @@ fn config_act(
             }
             let ids = parse_vlan_words(&a.s(0)).ok_or_else(|| {
                 if comware {
-                    "% Wrong parameter found at '^' position.".to_string()
+                    " % Wrong parameter found at '^' position.".to_string()
                 } else {
                     "Error: Wrong parameter found at '^' position.".to_string()
                 }

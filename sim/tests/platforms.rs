@@ -647,23 +647,37 @@ fn sonic_config_vlan_members_and_save() {
         let t = Tmp::new(p);
         let s = t.path("s.json");
         let e = |c: &str| exec(p, &s, c);
+        // sonic-utilities' `config` needs root (config/main.py).
+        let r = e("config vlan add 120");
+        assert_eq!(r.code, 1);
+        assert!(r.stderr.contains("Root privileges are required"));
         assert_eq!(e("sudo config vlan add 120").code, 0);
-        assert_eq!(e("config vlan member add -u 120 Ethernet4").code, 0);
-        assert_eq!(e("config vlan member add 120 Ethernet8").code, 0);
-        let r = e("config vlan member add 130 Ethernet8");
+        assert_eq!(e("sudo config vlan member add -u 120 Ethernet4").code, 0);
+        assert_eq!(e("sudo config vlan member add 120 Ethernet8").code, 0);
+        // config/vlan.py's messages.
+        let r = e("sudo config vlan member add 130 Ethernet8");
         assert_eq!(r.code, 2);
-        assert!(r.stderr.contains("Vlan130 doesn't exist"));
-        assert!(e("config vlan member add 120 Ethernet999")
+        assert!(
+            r.stderr.contains("Error: Vlan130 does not exist"),
+            "{}",
+            r.stderr
+        );
+        assert!(e("sudo config vlan member add -u 1 Ethernet12")
             .stderr
-            .contains("Interface name is invalid!!"));
-        assert!(e("config vlna add 5").stderr.contains("No such command"));
-        assert_eq!(e("config interface startup Ethernet4").code, 0);
-        assert_eq!(e("config save -y").code, 0);
+            .contains("Vlan1 is default VLAN"));
+        assert!(e("sudo config vlan member add 120 Ethernet999")
+            .stderr
+            .contains("Ethernet999 does not exist"));
+        assert!(e("sudo config vlna add 5")
+            .stderr
+            .contains("No such command"));
+        assert_eq!(e("sudo config interface startup Ethernet4").code, 0);
+        assert_eq!(e("sudo config save -y").code, 0);
         let st = state(&s);
         assert_eq!(port(&st, "Ethernet4")["access_vlan"], 120);
         assert_eq!(port(&st, "Ethernet8")["allowed_vlans"], json!([120]));
         assert_eq!(st["saved"], st["running"]);
-        assert_eq!(e("config vlan member del 120 Ethernet4").code, 0);
+        assert_eq!(e("sudo config vlan member del 120 Ethernet4").code, 0);
         assert_eq!(port(&state(&s), "Ethernet4")["mode"], json!(null));
     }
 }
@@ -870,6 +884,38 @@ fn hpe_comware_access_and_save_force() {
     let st = state(&s);
     assert_eq!(port(&st, "GigabitEthernet1/0/5")["access_vlan"], 120);
     assert_eq!(st["saved"], st["running"]);
+}
+
+#[test]
+fn nokia_srl_evpn_objects_must_reference_each_other() {
+    let t = Tmp::new("srl-evpn");
+    let s = t.path("s.json");
+    let r = session(
+        "nokia_srl",
+        &s,
+        &[
+            "enter candidate private",
+            "set / network-instance mac-vrf-120 type mac-vrf",
+            "set / network-instance mac-vrf-120 vxlan-interface vxlan0.120",
+            "commit now",
+            "set / tunnel-interface vxlan0 vxlan-interface 120 type bridged",
+            "set / tunnel-interface vxlan0 vxlan-interface 120 ingress vni 120",
+            "set / network-instance mac-vrf-120 protocols bgp-evpn bgp-instance 1 vxlan-interface vxlan0.120",
+            "commit now",
+            "set / network-instance mac-vrf-120 protocols bgp-evpn bgp-instance 1 evi 120",
+            "commit now",
+        ],
+    );
+    assert!(
+        r.stdout
+            .contains("vxlan-interface vxlan0.120 does not exist"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("has no evi"), "{}", r.stdout);
+    assert!(r.stdout.contains("All changes have been committed."));
+    let st = state(&s);
+    assert_eq!(st["running"]["vlans"]["120"]["name"], "mac-vrf-120");
 }
 
 #[test]

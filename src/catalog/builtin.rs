@@ -7,7 +7,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 #[allow(unused_imports)]
-use super::raw::{Kind, RawCheck, RawMode, RawPlatform, RawResponse, RawVerify, VlanListStyle};
+use super::raw::{
+    Kind, RawCheck, RawIdempotent, RawMode, RawOption, RawPlatform, RawPortNames, RawPortType,
+    RawResponse, RawVerify, Spacing, VlanListStyle,
+};
 
 /// One built-in platform: its name, its aliases, and the function that builds it.
 pub(super) type Builtin = (&'static str, &'static [&'static str], fn() -> RawPlatform);

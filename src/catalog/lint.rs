@@ -35,23 +35,38 @@ const REQUIRED_ACTIONS: &[&str] = &[
 fn lint_platform(p: &Platform) -> Vec<String> {
     let mut out = Vec::new();
     // Actions: known, variables allowed, required ones present or declared unsupported.
-    for (action, lines) in &p.templates {
+    let option_templates = p.options.iter().flat_map(|(name, o)| {
+        o.templates.iter().flat_map(move |(value, actions)| {
+            actions
+                .iter()
+                .map(move |(a, l)| (format!("options.{name}.templates.{value}.{a}"), a, l))
+        })
+    });
+    for (what, action, lines) in p
+        .templates
+        .iter()
+        .map(|(a, l)| (format!("templates.{a}"), a, l))
+        .chain(option_templates)
+    {
         let Some((_, allowed)) = ACTIONS.iter().find(|(a, _)| a == action) else {
-            out.push(format!("templates.{action}: unknown action"));
+            out.push(format!("{what}: unknown action"));
             continue;
         };
         for t in lines {
             for v in t.vars() {
                 let derived =
                     matches!(v, "port_type" | "port_number" | "noun") && allowed.contains(&"port");
-                if !allowed.contains(&v) && !derived {
+                if !allowed.contains(&v) && !derived && !p.options.contains_key(v) {
                     out.push(format!(
-                        "templates.{action}: variable {{{v}}} is not available here (known: {})",
+                        "{what}: variable {{{v}}} is not available here (known: {})",
                         allowed.join(", ")
                     ));
                 }
             }
         }
+    }
+    out.extend(p.lint_options());
+    for action in p.templates.keys() {
         if p.unsupported.contains_key(action) {
             out.push(format!("{action}: both templated and declared unsupported"));
         }
@@ -96,6 +111,16 @@ fn lint_platform(p: &Platform) -> Vec<String> {
     for action in &p.own_context {
         if !PORT_ACTIONS.contains(&action.as_str()) {
             out.push(format!("own_context.{action}: not a port action"));
+        }
+    }
+    if let Some(end) = &p.end_of_options {
+        if p.kind != Kind::Exec {
+            out.push("end_of_options: only exec platforms pass values as arguments".into());
+        }
+        if !end.starts_with('-') || end.contains(char::is_whitespace) {
+            out.push(format!(
+                "end_of_options {end:?}: expected one option-like word (`--`)"
+            ));
         }
     }
     if p.kind == Kind::Exec && p.templates.contains_key("port_enter") {
@@ -153,6 +178,16 @@ fn lint_platform(p: &Platform) -> Vec<String> {
         .any(|t| t.vars().any(|v| v == "noun"));
     if uses_noun && !(p.nouns.contains_key("port") && p.nouns.contains_key("lag")) {
         out.push("templates use {noun} but nouns lacks \"port\" or \"lag\"".into());
+    }
+    if let Some(t) = &p.port_names {
+        out.extend(t.lint());
+        for (_, canonical) in &t.samples {
+            if !p.port_pattern.is_match(canonical) {
+                out.push(format!(
+                    "port_names.samples: {canonical:?} does not match port_pattern"
+                ));
+            }
+        }
     }
     if p.network_types.is_empty() {
         out.push("network_types is empty".into());
@@ -272,6 +307,11 @@ fn lint_modes(p: &Platform) -> Vec<String> {
         }
         if m.parent.is_none() && (!m.enter.is_empty() || !m.exit.is_empty()) {
             out.push(format!("mode {}: enter/exit lines need a parent", m.name));
+        }
+    }
+    if let Some(m) = &p.on_open_mode {
+        if p.mode(m).is_none() {
+            out.push(format!("on_open_mode {m:?} is not a mode"));
         }
     }
     for (what, mode) in [

@@ -16,6 +16,8 @@ use regex::Regex;
 
 mod builtin;
 mod lint;
+pub mod options;
+pub mod ports;
 mod prompt;
 mod raw;
 mod schema;
@@ -106,6 +108,7 @@ impl Kind {
 pub const ACTIONS: &[(&str, &[&str])] = &[
     ("network_add", &["vlan", "vlan_name"]),
     ("network_delete", &["vlan", "vlan_name"]),
+    ("network_ensure", &["vlan"]),
     ("port_enter", &["port"]),
     ("port_exit", &["port"]),
     ("lag_enter", &["port", "lag", "lag_id"]),
@@ -122,6 +125,7 @@ pub const ACTIONS: &[(&str, &[&str])] = &[
     ("hybrid_native_set", &["port", "vlan"]),
     ("hybrid_allowed_set", &["port", "vlans", "vlan"]),
     ("port_reset", &["port"]),
+    ("park", &["port"]),
     ("mode_clear", &["port"]),
     ("enable", &["port"]),
     ("disable", &["port"]),
@@ -137,6 +141,10 @@ pub const ACTIONS: &[(&str, &[&str])] = &[
     ),
     ("unplug", &["port", "bridge"]),
 ];
+
+/// Template variables whose values come from the catalog itself, never from a request
+/// (`{lacp_mode}` may well be an option such as `--static`).
+pub const CATALOG_VARS: &[&str] = &["lacp_mode", "noun"];
 
 /// Actions a port-context template runs in (wrapped by `port_enter` / `port_exit`, unless
 /// the platform lists them in `own_context`).
@@ -154,6 +162,7 @@ pub const PORT_ACTIONS: &[&str] = &[
     "hybrid_native_set",
     "hybrid_allowed_set",
     "port_reset",
+    "park",
     "mode_clear",
     "enable",
     "disable",
@@ -193,6 +202,17 @@ pub struct Response {
     pub newline: bool,
 }
 
+/// Output meaning the intended state already holds, optionally only after certain lines:
+/// SONiC's `Error: Vlan130 does not exist` is "already done" for `config vlan del 130`, but
+/// a refusal for `config vlan member add 130 Ethernet20`.
+#[derive(Debug, Clone)]
+pub struct Idempotent {
+    /// An output line that says so.
+    pub output: Regex,
+    /// The lines it applies to (`None`: every line).
+    pub line: Option<Regex>,
+}
+
 /// A platform, compiled and linted.
 #[derive(Debug, Clone)]
 pub struct Platform {
@@ -206,8 +226,13 @@ pub struct Platform {
     pub kind: Kind,
     /// What `get_allowed_network_types` answers.
     pub network_types: Vec<String>,
-    /// Port / interface names this platform accepts.
+    /// Canonical port / interface names of this platform (from `port_names` when the
+    /// platform has a table, else `port_pattern` as written).
     pub port_pattern: Regex,
+    /// The platform's interface types, abbreviations and spacing (`[port_names]`), from
+    /// which [`Platform::canonical_port`] works; `None` where names are taken as they are
+    /// (Linux interfaces, OVS ports).
+    pub port_names: Option<ports::PortNames>,
     /// How the LAG interface is named (`Port-channel{lag_id}`).
     pub lag_interface: Option<Template>,
     /// Recognises a LAG interface name and captures its number.
@@ -234,6 +259,9 @@ pub struct Platform {
     pub temporary_failures: Vec<Regex>,
     /// Lines sent right after login (paging, width).
     pub on_open: Vec<String>,
+    /// The mode `on_open` is typed in, when not the login mode (SMIS turns paging off in
+    /// configuration mode).
+    pub on_open_mode: Option<String>,
     /// Lines that apply the change (Junos commit, NVUE apply); always run.
     pub commit: Vec<String>,
     /// Lines that discard a failed change.
@@ -271,12 +299,25 @@ pub struct Platform {
     pub native_is_access: bool,
     /// Output lines that mean the intended state already holds (`is already a member`):
     /// a line whose failure carries one of these counts as done.
-    pub idempotent: Vec<Regex>,
+    pub idempotent: Vec<Idempotent>,
     /// Remarks for people, shown in the supported-platforms table.
     pub notes: Vec<String>,
     /// `{noun}` for a physical port (`port`) and for a LAG interface (`lag`), on platforms
     /// whose commands name the object kind (NCLU `net add interface X` / `net add bond X`).
     pub nouns: BTreeMap<String, String>,
+    /// Exec platforms: the argument that ends option parsing for the platform's tool (`--`
+    /// for click's `config`). A value rendered as an argument that starts with `-` is taken
+    /// only after it; without it (or before it) such a value is refused (exit 65), so a
+    /// description `--help` can never reach a tool as an option.
+    pub end_of_options: Option<String>,
+    /// Ports leaving a deleted LAG keep the L2 settings the LAG gave them (IOS): delete_lag
+    /// resets each ex-member as reset_port would (and restores the idle VLAN).
+    pub lag_delete_resets_members: bool,
+    /// Per-device choices (`[options.NAME]`): default, values, templates per value.
+    pub options: BTreeMap<String, options::DeviceOption>,
+    /// The value of every option (defaults, or a device's after
+    /// [`Platform::with_options`]): the template variables `{NAME}`.
+    pub option_values: BTreeMap<String, String>,
     /// How a port's live configuration is read back (`--verify`, `verify_port`), or why it
     /// cannot be.
     pub verify: Verify,
@@ -310,6 +351,11 @@ impl VlanCheck {
 /// (`src/verify/`). `ovsdb` is the `ovs` platform's own OVSDB read (`src/ovs.rs`).
 pub const VERIFY_PARSERS: &[&str] = &[
     "ios",
+    "os9_vlan",
+    "fastiron_vlan",
+    "onyx_flat",
+    "bridge_vlan",
+    "netvisor_parsable",
     "junos_set",
     "vrp",
     "nvue",
@@ -417,6 +463,98 @@ impl Platform {
     /// Whether the platform carries out `action` (a template, or a driver action).
     pub fn supports(&self, action: &str) -> bool {
         self.templates.contains_key(action) || self.actions.contains(action)
+    }
+
+    /// The patterns of `idempotent` that apply after `line` (those without a `line`
+    /// condition and those whose condition the line matches).
+    pub fn idempotent_for(&self, line: &str) -> Vec<Regex> {
+        self.idempotent
+            .iter()
+            .filter(|i| i.line.as_ref().is_none_or(|l| l.is_match(line)))
+            .map(|i| i.output.clone())
+            .collect()
+    }
+
+    /// The platform's canonical name for a port or interface as a caller (or Ironic's LLDP
+    /// data) wrote it: the full type name the device prints, ASCII case folded, the
+    /// platform's spacing (`Et48` → `Ethernet48` on EOS, `Te 0/33` → `TenGigabitEthernet
+    /// 0/33` on OS9). Everything after resolution (policy, lock, audit, rendering) sees only
+    /// this name. A name the platform does not know is refused (exit 65).
+    pub fn canonical_port(&self, typed: &str) -> Result<String, Unsupported> {
+        use ports::NameError;
+        let like = || self.port_examples();
+        let canonical = match &self.port_names {
+            None => typed.to_string(),
+            Some(t) => t.canonical(typed).map_err(|e| {
+                Unsupported(match e {
+                    NameError::NoType => format!(
+                        "invalid port {} for platform {}: expected {}",
+                        crate::request::validate::Escaped(typed),
+                        self.name,
+                        like()
+                    ),
+                    NameError::Space(ty) => format!(
+                        "invalid port {} for platform {}: {ty} takes no space before its number",
+                        crate::request::validate::Escaped(typed),
+                        self.name
+                    ),
+                    NameError::Ambiguous(all) => format!(
+                        "ambiguous port {} for platform {}: it reads as {}",
+                        crate::request::validate::Escaped(typed),
+                        self.name,
+                        all.join(" or ")
+                    ),
+                })
+            })?,
+        };
+        if !self.port_pattern.is_match(&canonical) {
+            return Err(Unsupported(format!(
+                "invalid port {} for platform {}: expected {}",
+                crate::request::validate::Escaped(typed),
+                self.name,
+                like()
+            )));
+        }
+        Ok(canonical)
+    }
+
+    /// A configured port glob in the platform's canonical spelling (see
+    /// [`ports::PortNames::canonical_glob`]); unchanged on platforms without a table.
+    pub fn canonical_glob(&self, pattern: &str) -> String {
+        match &self.port_names {
+            Some(t) => t.canonical_glob(pattern),
+            None => pattern.to_string(),
+        }
+    }
+
+    /// What a port name of this platform looks like, for messages.
+    fn port_examples(&self) -> String {
+        match &self.port_names {
+            Some(t) => format!(
+                "an interface type ({}) and its number",
+                t.type_names().join(", ")
+            ),
+            None => format!(
+                "a name like {}",
+                self.port_pattern
+                    .as_str()
+                    .trim_start_matches("^(?:")
+                    .trim_end_matches(")$")
+            ),
+        }
+    }
+
+    /// A canonical port name split into type and number (`{port_type}`, `{port_number}`):
+    /// by the platform's table, else before the first digit.
+    pub fn split_port(&self, port: &str) -> (String, String) {
+        if let Some((t, n)) = self.port_names.as_ref().and_then(|t| t.split(port)) {
+            return (t, n);
+        }
+        let at = port
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(port.len());
+        let (t, n) = port.split_at(at);
+        (t.trim_end().to_string(), n.to_string())
     }
 
     /// `Ok` when the platform carries out `action`, else why not (exit 65).

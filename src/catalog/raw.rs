@@ -58,7 +58,8 @@ pub(super) struct RawPlatform {
     pub(super) aliases: Vec<String>,
     pub(super) kind: Kind,
     pub(super) network_types: Vec<String>,
-    pub(super) port_pattern: String,
+    pub(super) port_pattern: Option<String>,
+    pub(super) port_names: Option<RawPortNames>,
     pub(super) lag_interface: Option<String>,
     pub(super) lag_pattern: Option<String>,
     #[serde(default)]
@@ -78,6 +79,7 @@ pub(super) struct RawPlatform {
     pub(super) temporary_failures: Vec<String>,
     #[serde(default)]
     pub(super) on_open: Vec<String>,
+    pub(super) on_open_mode: Option<String>,
     #[serde(default)]
     pub(super) commit: Vec<String>,
     #[serde(default)]
@@ -105,9 +107,14 @@ pub(super) struct RawPlatform {
     #[serde(default)]
     pub(super) native_is_access: bool,
     #[serde(default)]
-    pub(super) idempotent: Vec<String>,
+    pub(super) idempotent: Vec<RawIdempotent>,
     #[serde(default)]
     pub(super) nouns: BTreeMap<String, String>,
+    pub(super) end_of_options: Option<String>,
+    #[serde(default)]
+    pub(super) options: BTreeMap<String, RawOption>,
+    #[serde(default)]
+    pub(super) lag_delete_resets_members: bool,
     #[serde(default)]
     pub(super) notes: Vec<String>,
     pub(super) verify: Option<RawVerify>,
@@ -174,4 +181,73 @@ pub(super) struct RawResponse {
 
 fn yes() -> bool {
     true
+}
+
+/// An idempotent pattern: output alone, or output after a line matching `line` (the same
+/// message can mean "already done" for one command and "refused" for another).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(super) enum RawIdempotent {
+    /// Output that means "already done" after any line.
+    Output(String),
+    /// Output that means "already done" only after a line matching `line`.
+    After {
+        /// The output pattern.
+        output: String,
+        /// The line pattern.
+        line: String,
+    },
+}
+
+/// `[platforms.X.options.NAME]` as written (see `catalog::options`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawOption {
+    pub(super) about: String,
+    pub(super) default: String,
+    #[serde(default)]
+    pub(super) values: Vec<String>,
+    pub(super) pattern: Option<String>,
+    #[serde(default)]
+    pub(super) templates: BTreeMap<String, BTreeMap<String, Vec<String>>>,
+}
+
+/// Whether the CLI puts a space between the interface type and its number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Spacing {
+    /// No space (`GigabitEthernet1/0/5`); a name with a space is refused.
+    #[default]
+    None,
+    /// One ASCII space in the canonical name (`TenGigabitEthernet 1/5` on OS9); a name
+    /// typed without it is accepted too.
+    One,
+    /// No space in the canonical name, but one is accepted when typed (`ethernet 1/5` for
+    /// Onyx's `Eth1/5`).
+    Either,
+}
+
+/// `[platforms.X.port_names]` as written (see `catalog::ports`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPortNames {
+    #[serde(default)]
+    pub(super) space: Spacing,
+    pub(super) number: String,
+    pub(super) types: Vec<RawPortType>,
+    #[serde(default)]
+    pub(super) samples: BTreeMap<String, String>,
+    #[serde(default)]
+    pub(super) refused: Vec<String>,
+}
+
+/// One interface type of a port-name table as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPortType {
+    pub(super) name: String,
+    #[serde(default)]
+    pub(super) abbrev: Vec<String>,
+    pub(super) number: Option<String>,
+    pub(super) space: Option<Spacing>,
 }

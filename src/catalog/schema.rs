@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 
 use regex::Regex;
 
+use super::options::DeviceOption;
+use super::ports::PortNames;
 use super::prompt::Prompt;
-use super::raw::{RawPlatform, RawVerify};
+use super::raw::{RawIdempotent, RawPlatform, RawVerify};
 use super::template::Template;
 use super::*;
 
@@ -37,13 +39,21 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
     let login_mode = r.login_mode.clone().unwrap_or_else(|| first_mode.clone());
     let config_mode = r.config_mode.clone().unwrap_or_else(|| login_mode.clone());
     let save_mode = r.save_mode.clone().unwrap_or_else(|| login_mode.clone());
+    // The canonical names a port table produces are the platform's port names; an explicit
+    // port_pattern (platforms without a table: Linux and OVS names) says the same directly.
+    let port_pattern = match (&r.port_pattern, &r.port_names) {
+        (Some(p), _) => p.clone(),
+        (None, Some(t)) => t.canonical_pattern(),
+        (None, None) => return Err("neither port_pattern nor port_names".into()),
+    };
     Ok(Platform {
         name: name.to_string(),
         description: r.description.clone(),
         aliases: r.aliases.clone(),
         kind: r.kind,
         network_types: r.network_types.clone(),
-        port_pattern: regex("port_pattern", &format!("^(?:{})$", r.port_pattern))?,
+        port_pattern: regex("port_pattern", &format!("^(?:{port_pattern})$"))?,
+        port_names: r.port_names.as_ref().map(PortNames::compile).transpose()?,
         lag_interface: r
             .lag_interface
             .as_deref()
@@ -88,6 +98,7 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
             .map(|s| regex("temporary_failure", s))
             .collect::<Result<_, _>>()?,
         on_open: r.on_open.clone(),
+        on_open_mode: r.on_open_mode.clone(),
         commit: r.commit.clone(),
         abort: r.abort.clone(),
         commit_leaves_to: r.commit_leaves_to.clone(),
@@ -105,9 +116,30 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
         idempotent: r
             .idempotent
             .iter()
-            .map(|s| regex("idempotent", s))
-            .collect::<Result<_, _>>()?,
+            .map(|i| match i {
+                RawIdempotent::Output(s) => Ok(Idempotent {
+                    output: regex("idempotent", s)?,
+                    line: None,
+                }),
+                RawIdempotent::After { output, line } => Ok(Idempotent {
+                    output: regex("idempotent", output)?,
+                    line: Some(regex("idempotent.line", line)?),
+                }),
+            })
+            .collect::<Result<_, String>>()?,
         nouns: r.nouns.clone(),
+        end_of_options: r.end_of_options.clone(),
+        lag_delete_resets_members: r.lag_delete_resets_members,
+        options: r
+            .options
+            .iter()
+            .map(|(n, o)| DeviceOption::compile(n, o).map(|c| (n.clone(), c)))
+            .collect::<Result<_, _>>()?,
+        option_values: r
+            .options
+            .iter()
+            .map(|(n, o)| (n.clone(), o.default.clone()))
+            .collect(),
         notes: r.notes.clone(),
         verify: compile_verify(r.verify.as_ref())?,
         vlan_check: match &r.check {

@@ -94,6 +94,10 @@ pub struct Device {
     pub ovs_vsctl: Option<Vec<String>>,
     /// OVS: integration bridge (default `br-int`).
     pub bridge: Option<String>,
+    /// Platform options (`options = { evpn = false, vxlan_interface = "vxlan1" }`): the
+    /// platform's catalog says which it knows, their values and what they change; every
+    /// value is a short word (letters, digits, `. _ - :`), booleans and numbers as text.
+    pub options: BTreeMap<String, String>,
     /// OVS: the bridges requests may plug into and unplug from (default: the integration
     /// bridge only).
     pub bridges: Vec<String>,
@@ -340,6 +344,7 @@ pub(super) fn build_device(
         flat_ports: r.flat_ports.unwrap_or_default(),
         verify: r.verify.unwrap_or(true),
         remove_vlans: r.remove_vlans,
+        options: options(r.options.unwrap_or_default()).map_err(|m| err("options", m))?,
         uplink: match r.uplink {
             Some(u) => {
                 validate::simple_name("uplink.device", &u.device, 64)
@@ -394,6 +399,39 @@ pub(super) fn check_uplinks(devices: &BTreeMap<String, Device>) -> Result<(), (S
         }
     }
     Ok(())
+}
+
+/// Option values as words: strings, booleans and integers; each one rendered into device
+/// lines only through the catalog, so each is held to the rules of a simple name.
+fn options(raw: BTreeMap<String, toml::Value>) -> Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    for (k, v) in raw {
+        validate::simple_name("option", &k, 64).map_err(|e| e.0)?;
+        let text = match v {
+            toml::Value::String(s) => s,
+            toml::Value::Boolean(b) => b.to_string(),
+            toml::Value::Integer(i) => i.to_string(),
+            other => {
+                return Err(format!(
+                    "{k}: expected a string, boolean or integer, not a {}",
+                    other.type_str()
+                ))
+            }
+        };
+        if !text.starts_with(|c: char| c.is_ascii_alphanumeric())
+            || text.len() > 64
+            || !text
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ':'))
+        {
+            return Err(format!(
+                "{k}: {} is not a short word (a letter or digit, then letters, digits, '.', '_', '-', ':')",
+                validate::Escaped(&text)
+            ));
+        }
+        out.insert(k, text);
+    }
+    Ok(out)
 }
 
 /// Names, aliases and MACs must each identify exactly one device. The error names the

@@ -199,6 +199,7 @@ struct RawSettings {
     ovs_db: Option<String>,
     ovs_vsctl: Option<Vec<String>>,
     bridge: Option<String>,
+    options: Option<BTreeMap<String, toml::Value>>,
     bridges: Option<Vec<String>>,
     flat_ports: Option<Vec<String>>,
     verify: Option<bool>,
@@ -216,14 +217,16 @@ struct RawUplink {
 
 macro_rules! merge_fields {
     ($dev:expr, $def:expr, $($f:ident),* $(,)?) => {
-        RawSettings { $($f: $dev.$f.or_else(|| $def.$f.clone()),)* }
+        RawSettings { $($f: $dev.$f.or_else(|| $def.$f.clone()),)* options: None }
     };
 }
 
 impl RawSettings {
-    /// Per-device keys override `[defaults]`.
+    /// Per-device keys override `[defaults]`; `options` are merged key by key.
     fn over(self, d: &RawSettings) -> RawSettings {
-        merge_fields!(
+        let mut options = d.options.clone().unwrap_or_default();
+        options.extend(self.options.clone().unwrap_or_default());
+        let mut merged = merge_fields!(
             self,
             d,
             lock_dir,
@@ -269,7 +272,9 @@ impl RawSettings {
             verify,
             remove_vlans,
             uplink,
-        )
+        );
+        merged.options = (!options.is_empty()).then_some(options);
+        merged
     }
 }
 

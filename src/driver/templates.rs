@@ -79,11 +79,29 @@ pub fn plan_for<'s>(
     let mut warnings: Vec<String> = Vec::new();
     match req.op {
         Op::AttachPort | Op::DetachPort | Op::UpdatePort | Op::ResetPort => {
+            let mut restored = std::collections::BTreeSet::new();
             for c in &req.ports {
-                ports.push(Block::port(
-                    c.port.clone(),
-                    port_actions(req.op, c, device, platform, &mut warnings, before(&c.port))?,
-                ));
+                let actions =
+                    port_actions(req.op, c, device, platform, &mut warnings, before(&c.port))?;
+                let idle = c.default_vlan.or(device.default_vlan);
+                for (action, vars) in &actions {
+                    if *action == "access_set"
+                        && idle.is_some_and(|i| vars["vlan"] == i.to_string())
+                    {
+                        restored.extend(idle);
+                    }
+                }
+                ports.push(Block::port(c.port.clone(), actions));
+            }
+            // `ensure_idle_vlan`: the idle VLAN a port goes back to is created first where
+            // missing (and left unrenamed where present).
+            if platform.option_on("ensure_idle_vlan") {
+                for vlan in restored {
+                    first.push(Block::Global(
+                        "network_ensure",
+                        Vars::from([("vlan", vlan.to_string())]),
+                    ));
+                }
             }
         }
         Op::AddNetwork | Op::DeleteNetwork => {
@@ -146,7 +164,23 @@ pub fn plan_for<'s>(
                 for m in &lag.members {
                     let mut v = base.clone();
                     v.insert("port", m.clone());
-                    ports.push(Block::port(m.clone(), vec![("lag_member_remove", v)]));
+                    let mut actions = vec![("lag_member_remove", v)];
+                    if platform.lag_delete_resets_members {
+                        // The ex-member keeps the LAG's VLANs (IOS): back to idle.
+                        let c = PortChange {
+                            port: m.clone(),
+                            ..PortChange::default()
+                        };
+                        actions.extend(port_actions(
+                            Op::ResetPort,
+                            &c,
+                            device,
+                            platform,
+                            &mut warnings,
+                            before(m),
+                        )?);
+                    }
+                    ports.push(Block::port(m.clone(), actions));
                 }
                 last.push(Block::Global("lag_delete", base));
             }
@@ -299,9 +333,17 @@ fn port_actions(
                 a.push(("native_remove", v(vlan)));
             }
             if untagged {
+                if idle.is_none() {
+                    // Before anything is removed: a platform that would leave the port
+                    // carrying every VLAN is refused, with the reason.
+                    park_check(platform, "detach_port")?;
+                }
                 a.push(("access_remove", v(vlan)));
-                if let Some(idle) = idle.filter(|i| *i != vlan) {
-                    a.push(("access_set", v(idle)));
+                match idle {
+                    Some(idle) if idle != vlan => a.push(("access_set", v(idle))),
+                    Some(_) => {}
+                    None if platform.supports("park") => a.push(("park", p())),
+                    None => {}
                 }
                 if shut {
                     a.push(("disable", p()));
@@ -413,8 +455,14 @@ fn port_actions(
                     a.push(("native_remove", v(native)));
                 }
             }
-            if let Some(idle) = idle {
-                a.push(("access_set", v(idle)));
+            match idle {
+                Some(idle) => a.push(("access_set", v(idle))),
+                None => {
+                    park_check(platform, "reset_port")?;
+                    if platform.supports("park") {
+                        a.push(("park", p()));
+                    }
+                }
             }
             if shut {
                 a.push(("disable", p()));
@@ -423,6 +471,20 @@ fn port_actions(
         _ => {}
     }
     Ok(a)
+}
+
+/// A port left with no VLAN where the platform would then forward every VLAN (an OVS port
+/// without tag or trunks, a Cumulus bridge port without access or VLAN list): parked by the
+/// platform's `park` template, or — where it has none and declares `park` unsupported —
+/// refused until the device has an idle VLAN.
+fn park_check(platform: &Platform, op: &str) -> Result<(), Unsupported> {
+    match platform.unsupported.get("park") {
+        Some(why) if !platform.supports("park") => Err(Unsupported(format!(
+            "{op} without an idle VLAN is refused on {}: {why}; configure default_vlan",
+            platform.name
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Whether a trunk on this platform carries every VLAN until its list is set (IOS-like
@@ -591,13 +653,13 @@ fn render_action(
 fn lookup<'a>(platform: &'a Platform, vars: &'a Vars) -> impl Fn(&str) -> Option<String> + 'a {
     move |name: &str| {
         if let (Some(port), "port_type" | "port_number") = (vars.get("port"), name) {
-            let split = port
-                .find(|c: char| c.is_ascii_digit())
-                .unwrap_or(port.len());
-            let (kind, number) = port.split_at(split);
-            return Some(if name == "port_type" { kind } else { number }.to_string());
+            let (kind, number) = platform.split_port(port);
+            return Some(if name == "port_type" { kind } else { number });
         }
-        let value = vars.get(name)?;
+        let Some(value) = vars.get(name) else {
+            // A platform option's value (`{vxlan_interface}`).
+            return platform.option_values.get(name).cloned();
+        };
         if name == "vlans" {
             // Re-render the VLAN list in the platform's style.
             let set = VlanSet::parse(value).ok()?;
@@ -622,16 +684,46 @@ fn render_line(platform: &Platform, t: &Template, vars: &Vars) -> Result<Line, U
         Kind::Exec | Kind::Ovsdb => {
             // Tokenise the template, not the rendered text: a value with a space stays one
             // argument, and no value can add an argument or reach a shell unquoted.
-            let argv: Vec<String> = t
-                .source_tokens()
+            let tokens = t.source_tokens();
+            let argv: Vec<String> = tokens
                 .iter()
                 .map(|tok| tok.render(&look).map_err(unknown))
                 .collect::<Result<_, _>>()?;
+            refuse_options(platform, &tokens, &argv)?;
             Ok(Line::exec(
                 argv.into_iter().filter(|a| !a.is_empty()).collect(),
             ))
         }
     }
+}
+
+/// A value from a request that would start an argument with `-` would be read by the
+/// platform's tool as an option (`nv set interface swp5 description --help` prints help and
+/// exits 0, and the change "succeeds"): refused, unless it comes after the tool's
+/// end-of-options word (`end_of_options`, written into the template).
+fn refuse_options(
+    platform: &Platform,
+    tokens: &[Template],
+    argv: &[String],
+) -> Result<(), Unsupported> {
+    let mut ended = false;
+    for (tok, arg) in tokens.iter().zip(argv) {
+        let from_request = tok.vars().any(|v| {
+            !crate::catalog::CATALOG_VARS.contains(&v) && !platform.options.contains_key(v)
+        });
+        if !from_request {
+            ended |= platform.end_of_options.as_deref() == Some(arg.as_str());
+            continue;
+        }
+        if arg.starts_with('-') && !ended {
+            return Err(Unsupported(format!(
+                "value {} would be read as an option by {}'s command line; values starting with '-' are not accepted there",
+                crate::request::validate::Escaped(arg),
+                platform.name
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The platform's show lines for reading `port` back (`[platforms.X.verify] show`), rendered
@@ -670,14 +762,19 @@ impl Driver for Templates {
         } else {
             None
         };
+        // The device's options choose among the platform's templates.
+        let configured = platform
+            .with_options(&device.options)
+            .map_err(Unsupported)?;
         let plan = match req.op {
             Op::VerifyPort => Plan::default(),
             // Not read: planned as written, and refused where that is unsafe.
-            _ if checks.is_none() => plan_for(req, device, platform, &|_| Before::Unread)?,
-            _ => plan(req, device, platform)?,
+            _ if checks.is_none() => plan_for(req, device, &configured, &|_| Before::Unread)?,
+            _ => plan(req, device, &configured)?,
         };
         Ok(Box::new(TemplatePlan {
             platform,
+            configured,
             device,
             req: req.clone(),
             plan,
@@ -689,6 +786,8 @@ impl Driver for Templates {
 /// A request rendered into lines, with the ports to read back when verifying.
 struct TemplatePlan<'p> {
     platform: &'p Platform,
+    /// The platform with the device's options applied: what plans are made with.
+    configured: Platform,
     device: &'p Device,
     req: Request,
     /// The plan for ports as a dry run assumes them (or, not read, as written).
@@ -805,7 +904,8 @@ impl TemplatePlan<'_> {
                             n.name = name.clone();
                         }
                         lines.extend(
-                            plan_for(&req, self.device, self.platform, &|_| Before::Unread)?.lines,
+                            plan_for(&req, self.device, &self.configured, &|_| Before::Unread)?
+                                .lines,
                         );
                     }
                     plan.lines = lines;
@@ -885,7 +985,7 @@ impl TemplatePlan<'_> {
                     Some(s) => Before::Read(s),
                     None => Before::Assumed,
                 };
-                let plan = plan_for(&self.req, self.device, self.platform, &before_of)?;
+                let plan = plan_for(&self.req, self.device, &self.configured, &before_of)?;
                 let refined = verify::refine(checks, &self.req, self.device, self.platform, states);
                 (plan, refined)
             }

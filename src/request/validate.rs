@@ -24,7 +24,11 @@ pub const MAX_DESCRIPTION_LEN: usize = 64;
 pub const MAX_REASON_LEN: usize = 512;
 
 /// A port or interface name: ASCII letters, digits and `/ . : - _`, starting with a letter
-/// or digit. No whitespace, control characters, quotes or command separators can pass.
+/// or digit, and at most one ASCII space, only between an interface type's letters and the
+/// digit its number starts with (`TenGigabitEthernet 1/1`, as OS9, Ruijie and SMIS print
+/// their names and advertise them over LLDP). Whether this platform takes that space is the
+/// platform's port table's to say (`catalog::Platform::canonical_port`). No other
+/// whitespace, control characters, quotes or command separators can pass.
 pub fn port_name(field: &str, value: &str) -> Result<(), Invalid> {
     if value.is_empty() {
         return Err(invalid(field, value, "must not be empty"));
@@ -32,18 +36,33 @@ pub fn port_name(field: &str, value: &str) -> Result<(), Invalid> {
     if value.len() > MAX_PORT_LEN {
         return Err(invalid(field, value, "too long"));
     }
-    if !value.as_bytes()[0].is_ascii_alphanumeric() {
+    let bytes = value.as_bytes();
+    if !bytes[0].is_ascii_alphanumeric() {
         return Err(invalid(field, value, "must start with a letter or digit"));
     }
-    if let Some(c) = value
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | ':' | '-' | '_')))
-    {
-        return Err(invalid(
-            field,
-            value,
-            &format!("character {} is not allowed", Escaped(&c.to_string())),
-        ));
+    let mut spaces = 0;
+    for (i, c) in value.char_indices() {
+        if c == ' ' {
+            spaces += 1;
+            let between = i > 0
+                && bytes[i - 1].is_ascii_alphabetic()
+                && bytes.get(i + 1).is_some_and(u8::is_ascii_digit);
+            if spaces > 1 || !between {
+                return Err(invalid(
+                    field,
+                    value,
+                    "a space is allowed only once, between the interface type and its number",
+                ));
+            }
+            continue;
+        }
+        if !(c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | ':' | '-' | '_')) {
+            return Err(invalid(
+                field,
+                value,
+                &format!("character {} is not allowed", Escaped(&c.to_string())),
+            ));
+        }
     }
     Ok(())
 }
@@ -331,12 +350,22 @@ mod tests {
             "ae0.0",
             "pf0vf3",
             "eth1:2",
+            "TenGigabitEthernet 1/1",
+            "Gi 0/22",
+            "port-channel 10",
         ] {
             assert!(port_name("port", ok).is_ok(), "{ok}");
         }
         for bad in [
             "",
-            "Eth 1",
+            "Eth  1",
+            "Eth 1 2",
+            "Gi 0/22 ",
+            "Gi0/22 x",
+            "1 2",
+            "Eth\t1",
+            "Eth\u{a0}1",
+            "Gi /1",
             "Eth1;reload",
             "Eth1\nreload",
             "Eth1|x",

@@ -31,6 +31,9 @@ pub(super) fn check(
                     if let Err(e) = transport::fits(d, p.kind.channel()) {
                         problems.push(e.to_string());
                     }
+                    if let Err(m) = p.with_options(&d.options) {
+                        problems.push(format!("devices.{}.{m}", d.name));
+                    }
                 }
             }
             // Read as a run reads them (trust checks, one line each); the values are dropped.

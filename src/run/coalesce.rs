@@ -289,14 +289,14 @@ impl Job<'_> {
         let prepared = (|| -> Result<_, Error> {
             let scope = scope?;
             let mut req = Request::from_raw(entry.request.clone())?;
-            let (d, _) = resolve::resolve(&req, self.config, self.catalog, scope.as_ref())?;
+            let (d, pf) = resolve::resolve(&mut req, self.config, self.catalog, scope.as_ref())?;
             if d.name != device.name {
                 return Err(Error::Internal(format!(
                     "spooled request {} names device {}, not {}",
                     entry.request_id, d.name, device.name
                 )));
             }
-            policy::check(&req, device, scope.as_ref())?;
+            policy::check(&req, device, pf, scope.as_ref())?;
             req.verify = settled_verify(&req, device, platform);
             let p = driver::for_platform(platform).prepare(&req, device, platform)?;
             Ok((p, scope, req.op))

@@ -375,7 +375,7 @@ struct Job<'a> {
 
 impl Job<'_> {
     fn handle(&mut self, raw: RawRequest) -> Result<(), Error> {
-        let req = Request::from_raw(raw.clone())?;
+        let mut req = Request::from_raw(raw.clone())?;
         self.report.op = Some(req.op.name().to_string());
         if self.report.request_id.is_empty() {
             self.report.request_id = new_request_id();
@@ -403,9 +403,14 @@ impl Job<'_> {
             _ => {}
         }
         let (device, platform) =
-            resolve::resolve(&req, self.config, self.catalog, self.scope.as_ref())?;
+            resolve::resolve(&mut req, self.config, self.catalog, self.scope.as_ref())?;
         self.report.device = Some(device.name.clone());
         self.report.platform = Some(platform.name.clone());
+        // From here on every port name is the platform's canonical one (audit included).
+        self.what["ports"] = json!(req.port_names());
+        if let Some(lag) = &req.lag {
+            self.what["lag"] = json!(lag);
+        }
         self.what["device"] = json!(device.name);
         self.what["platform"] = json!(platform.name);
         if req.op == Op::GetAllowedNetworkTypes {
@@ -417,9 +422,8 @@ impl Job<'_> {
             );
             return Ok(());
         }
-        policy::check(&req, device, self.scope.as_ref())?;
+        policy::check(&req, device, platform, self.scope.as_ref())?;
         transport::fits(device, platform.kind.channel())?;
-        let mut req = req;
         req.verify = self.settle_verify(&req, device, platform);
         if changes_ports(req.op) {
             self.report.verified = Some(req.verify);

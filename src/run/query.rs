@@ -32,19 +32,21 @@ impl Job<'_> {
     }
 
     pub(super) fn is_link_valid(&mut self, req: &Request) -> Result<(), Error> {
-        let verdict = match resolve::resolve(req, self.config, self.catalog, self.scope.as_ref()) {
-            Ok((device, platform)) => {
-                self.report.device = Some(device.name.clone());
-                self.report.platform = Some(platform.name.clone());
-                req.port_names()
-                    .iter()
-                    .try_for_each(|p| policy::check_port(device, p))
-                    .map_err(|e| e.to_string())
-            }
-            Err(resolve::ResolveError::Request(e)) => Err(e.0),
-            Err(resolve::ResolveError::Denied(d)) => Err(d.to_string()),
-            Err(e) => return Err(e.into()),
-        };
+        let mut req = req.clone();
+        let verdict =
+            match resolve::resolve(&mut req, self.config, self.catalog, self.scope.as_ref()) {
+                Ok((device, platform)) => {
+                    self.report.device = Some(device.name.clone());
+                    self.report.platform = Some(platform.name.clone());
+                    req.port_names()
+                        .iter()
+                        .try_for_each(|p| policy::check_port(device, platform, p))
+                        .map_err(|e| e.to_string())
+                }
+                Err(resolve::ResolveError::Request(e)) => Err(e.0),
+                Err(resolve::ResolveError::Denied(d)) => Err(d.to_string()),
+                Err(e) => return Err(e.into()),
+            };
         let valid = verdict.is_ok();
         self.report.msg = match &verdict {
             Ok(()) => "link is valid".into(),
@@ -59,8 +61,9 @@ impl Job<'_> {
         let smartnic = req.kind.is_smartnic.unwrap_or(false);
         let platform = match req.target_reference() {
             Some(_) => {
+                let mut req = req.clone();
                 let (device, platform) =
-                    resolve::resolve(req, self.config, self.catalog, self.scope.as_ref())?;
+                    resolve::resolve(&mut req, self.config, self.catalog, self.scope.as_ref())?;
                 self.report.device = Some(device.name.clone());
                 self.report.platform = Some(platform.name.clone());
                 Some(platform)

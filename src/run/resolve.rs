@@ -19,10 +19,13 @@ fn bad(msg: impl Into<String>) -> RequestError {
 }
 
 /// Finds the device `req` targets among those `scope` allows (every device when `None`) and
-/// checks the port names against its platform. Unknown device or platform-invalid port:
-/// exit 65; with a scope, a device outside it (or unknown): exit 77.
+/// turns every port name in it (ports, LAG members, the LAG itself,
+/// `local_link_connection.port_id`) into the platform's canonical name, so that policy,
+/// lock, audit and rendering all see the name the device uses (`Et48` is `Ethernet48` to
+/// `denied_ports`). Unknown device or a port name the platform does not know: exit 65;
+/// with a scope, a device outside it (or unknown): exit 77.
 pub fn resolve<'c>(
-    req: &Request,
+    req: &mut Request,
     config: &'c Config,
     catalog: &'c Catalog,
     scope: Option<&Scope>,
@@ -36,15 +39,62 @@ pub fn resolve<'c>(
         },
         other => ResolveError::Catalog(other),
     })?;
-    for p in &req.ports {
-        check_port_for(platform, &p.port)?;
+    platform
+        .with_options(&device.options)
+        .map_err(|m| ResolveError::Options {
+            device: device.name.clone(),
+            message: m,
+        })?;
+    canonicalise(req, platform)?;
+    Ok((device, platform))
+}
+
+/// Every port name of `req` in `platform`'s canonical form; two names for one port are
+/// refused (they would be two changes to one port in one request).
+pub fn canonicalise(req: &mut Request, platform: &Platform) -> Result<(), RequestError> {
+    let canon = |p: &str| platform.canonical_port(p).map_err(|e| bad(e.0));
+    let mut seen = std::collections::BTreeMap::new();
+    for c in &mut req.ports {
+        let name = canon(&c.port)?;
+        if let Some(first) = seen.insert(name.clone(), c.port.clone()) {
+            return Err(bad(format!(
+                "ports {} and {} are the same port {} on {}",
+                Escaped(&first),
+                Escaped(&c.port),
+                Escaped(&name),
+                platform.name
+            )));
+        }
+        c.port = name;
     }
-    if let Some(lag) = &req.lag {
-        for m in &lag.members {
-            check_port_for(platform, m)?;
+    if let Some(l) = req.link.as_mut() {
+        if let Some(p) = l.port_id.as_mut() {
+            *p = canon(p)?;
         }
     }
-    Ok((device, platform))
+    if let Some(lag) = req.lag.as_mut() {
+        let mut members = std::collections::BTreeSet::new();
+        for m in &mut lag.members {
+            *m = canon(m)?;
+            if !members.insert(m.clone()) {
+                return Err(bad(format!(
+                    "member {} appears twice (as another spelling of the same port)",
+                    Escaped(m)
+                )));
+            }
+        }
+        // A LAG given by name (`po7`) is the platform's LAG interface (`Port-channel7`);
+        // one given by number is rendered by the driver.
+        if !lag.name.bytes().all(|b| b.is_ascii_digit()) {
+            if let Ok(name) = platform.canonical_port(&lag.name) {
+                lag.name = name;
+            }
+        }
+        if let Some(l2) = lag.l2.as_mut() {
+            l2.port = lag.name.clone();
+        }
+    }
+    Ok(())
 }
 
 /// The device: `device` by name, alias or MAC; for an Ironic link, the first of
@@ -109,6 +159,14 @@ pub enum ResolveError {
     /// The device's platform is in the catalog but does not compile (exit 78).
     #[error(transparent)]
     Catalog(CatalogError),
+    /// devices.X.options names an option the platform lacks, or a value it does not take.
+    #[error("devices.{device}.{message}")]
+    Options {
+        /// The device.
+        device: String,
+        /// What is wrong.
+        message: String,
+    },
     /// devices.X.platform names no catalog platform.
     #[error("devices.{device}.platform: unknown platform {platform:?}{suggestion}; see `mercury check --catalog --table` for the list")]
     UnknownPlatform {
@@ -121,29 +179,15 @@ pub enum ResolveError {
     },
 }
 
-fn check_port_for(platform: &Platform, port: &str) -> Result<(), RequestError> {
-    if !platform.port_pattern.is_match(port) {
-        return Err(bad(format!(
-            "invalid port {} for platform {}: expected a name like {}",
-            Escaped(port),
-            platform.name,
-            platform
-                .port_pattern
-                .as_str()
-                .trim_start_matches("^(?:")
-                .trim_end_matches(")$")
-        )));
-    }
-    Ok(())
-}
-
 impl From<ResolveError> for Error {
     fn from(e: ResolveError) -> Self {
         match e {
             ResolveError::Request(r) => Error::Request(r),
             ResolveError::Denied(d) => Error::Denied(d),
             ResolveError::Catalog(c) => Error::Catalog(c),
-            other @ ResolveError::UnknownPlatform { .. } => Error::ConfigMessage(other.to_string()),
+            other @ (ResolveError::UnknownPlatform { .. } | ResolveError::Options { .. }) => {
+                Error::ConfigMessage(other.to_string())
+            }
         }
     }
 }
@@ -184,11 +228,14 @@ pub fn check_uplinks(config: &Config, catalog: &Catalog) -> Vec<String> {
             ));
             continue;
         }
-        if let Err(e) = check_port_for(platform, &up.port) {
-            problems.push(format!("{key}.port: {e}"));
-            continue;
-        }
-        if let Err(e) = crate::policy::check_port(switch, &up.port) {
+        let port = match platform.canonical_port(&up.port) {
+            Ok(p) => p,
+            Err(e) => {
+                problems.push(format!("{key}.port: {}", e.0));
+                continue;
+            }
+        };
+        if let Err(e) = crate::policy::check_port(switch, platform, &port) {
             problems.push(format!("{key}.port: {e}"));
         }
     }

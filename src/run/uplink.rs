@@ -219,7 +219,7 @@ impl Job<'_> {
             )))
         })?;
         let sw_req = uplink_request(Op::AttachPort, switch, sw_platform, &up.port, vlan, req)?;
-        policy::check(&sw_req, switch, self.scope.as_ref())?;
+        policy::check(&sw_req, switch, sw_platform, self.scope.as_ref())?;
         let sw_prepared =
             driver::for_platform(sw_platform).prepare(&sw_req, switch, sw_platform)?;
         self.report.warnings.extend(sw_prepared.warnings());
@@ -317,7 +317,7 @@ impl Job<'_> {
         up: &Uplink,
     ) -> Result<(), Error> {
         // The switch port's own policy now; the VLANs once the card is read.
-        policy::check_port(switch, &up.port)?;
+        policy::check_port(switch, sw_platform, &up.port)?;
         let port = req.ports[0].port.clone();
         let mut card_hop = Hop::new("card", card, card_platform, req.op, &port);
         let mut sw_hop = Hop::new("uplink", switch, sw_platform, Op::DetachPort, &up.port);
@@ -399,7 +399,7 @@ impl Job<'_> {
         let mut sw_prepared = Vec::new();
         for v in &remove {
             let r = uplink_request(Op::DetachPort, switch, sw_platform, &up.port, *v, req)?;
-            let checked = policy::check(&r, switch, self.scope.as_ref())
+            let checked = policy::check(&r, switch, sw_platform, self.scope.as_ref())
                 .map_err(Error::from)
                 .and_then(|()| {
                     Ok(driver::for_platform(sw_platform).prepare(&r, switch, sw_platform)?)
@@ -568,7 +568,7 @@ impl Job<'_> {
         for v in stale.iter().filter(|v| Some(**v) != switch.default_vlan) {
             let prepared = uplink_request(Op::DetachPort, switch, platform, &hop.port, *v, req)
                 .and_then(|r| {
-                    policy::check(&r, switch, self.scope.as_ref())?;
+                    policy::check(&r, switch, platform, self.scope.as_ref())?;
                     Ok(driver::for_platform(platform).prepare(&r, switch, platform)?)
                 });
             let prepared = match prepared {

@@ -81,6 +81,11 @@ impl<'a> CliSession<'a> {
                 secret: false,
             })?;
         }
+        if let Some(mode) = self.platform.on_open_mode.clone() {
+            if !self.platform.on_open.is_empty() {
+                self.goto(&mode)?;
+            }
+        }
         for line in &self.platform.on_open {
             self.command(line)?;
         }
@@ -279,7 +284,7 @@ impl<'a> CliSession<'a> {
             });
         }
         if let Some(ind) = describe_failure(&self.platform.failures, &output) {
-            if find_indicator(&self.platform.idempotent, &output).is_none() {
+            if find_indicator(&self.platform.idempotent_for(line), &output).is_none() {
                 return Err(SessionError::Rejected {
                     line: line.to_string(),
                     indicator: ind,

@@ -135,7 +135,7 @@ impl ExecSession<'_> {
                 indicator: ind,
             });
         }
-        let already = find_indicator(&self.platform.idempotent, &shown).is_some();
+        let already = find_indicator(&self.platform.idempotent_for(&line.text), &shown).is_some();
         if out.status != 0 && !already {
             return Err(judge_status(&out, &line.text, &shown));
         }

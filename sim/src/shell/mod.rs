@@ -57,6 +57,19 @@ impl Shell {
     }
 
     fn run(&mut self, words: &[&str], line: &str, st: &mut DeviceState, out: &mut Out) -> Flow {
+        let root = self.user == "root";
+        self.run_as(words, line, root, st, out)
+    }
+
+    /// Runs `words` as root (after `sudo`) or as the login user.
+    fn run_as(
+        &mut self,
+        words: &[&str],
+        line: &str,
+        root: bool,
+        st: &mut DeviceState,
+        out: &mut Out,
+    ) -> Flow {
         let Some((cmd, args)) = words.split_first() else {
             return Flow::Continue;
         };
@@ -68,7 +81,7 @@ impl Shell {
                     .copied()
                     .skip_while(|a| a.starts_with('-'))
                     .collect();
-                return self.run(&rest, line, st, out);
+                return self.run_as(&rest, line, true, st, out);
             }
             ("exit" | "logout", _) => {
                 return Flow::Exit(args.first().and_then(|a| a.parse().ok()).unwrap_or(0));
@@ -96,7 +109,11 @@ impl Shell {
             ("whoami", _) => out.line(&self.user),
             ("nv", Tool::Nvue) => nvue::nv(faults, args, line, st, out),
             ("net", Tool::Nclu) => nclu::net(faults, args, line, st, out),
-            ("config", Tool::Sonic) => sonic::config(faults, &mut self.ask, args, line, st, out),
+            ("bridge", Tool::Nclu) => nclu::bridge(args, line, st, out),
+            ("config", Tool::Sonic) => {
+                sonic::config(faults, &mut self.ask, root, args, line, st, out)
+            }
+            ("sonic-db-cli", Tool::Sonic) => sonic::db_cli(args, st, out),
             ("show", Tool::Sonic) => sonic::show(args, line, st, out),
             ("ovs-vsctl", Tool::Ovs) => ovs::vsctl(args, st, out),
             ("ip", Tool::Ovs) => ovs::ip(args, line, st, out),

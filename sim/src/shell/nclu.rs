@@ -1,6 +1,7 @@
 //! Cumulus Linux NCLU: `net add|del` on interfaces, bonds, VLANs and the
 //! bridge's VLANs into the persistent pending change, `net commit` (applies to
-//! running and saved), `net abort`, `net pending`, `net show interface`.
+//! running and saved), `net abort`, `net pending`, `net show interface`; the kernel's
+//! `bridge [-c] vlan show` of what the bridge ports carry.
 //! Errors as NCLU prints them (`ERROR: Command not found.` + the line).
 
 use super::nvue::{diff, if_json, norm, print_yamlish};
@@ -222,5 +223,69 @@ fn edit(add: bool, a: &[&str], line: &str, st: &mut DeviceState, out: &mut Out) 
         | ["snmp-server", ..]
         | ["vxlan", ..] => unmodelled(st, "shell", line),
         _ => err(out, line),
+    }
+}
+
+/// `bridge [-c] vlan show [dev IF]`: iproute2's table of what each bridge port carries, in
+/// the layout NVIDIA's documentation shows (`port vlan ids` heading, the PVID flagged
+/// `PVID Egress Untagged`, further VLANs on indented lines, a blank line between ports, the
+/// bridge itself last). A trunk without a `pvid` gets the bridge's PVID 1 untagged, as
+/// ifupdown2 does; a port Mercury never configured is not listed (not a bridge port).
+pub(super) fn bridge(a: &[&str], line: &str, st: &mut DeviceState, out: &mut Out) {
+    let a: Vec<&str> = a
+        .iter()
+        .copied()
+        .filter(|w| *w != "-c" && *w != "-compressvlans")
+        .collect();
+    let dev = match a.as_slice() {
+        ["vlan", "show"] | ["vlan"] => None,
+        ["vlan", "show", "dev", d] => Some(d.to_string()),
+        _ => {
+            unmodelled(st, "shell", line);
+            return;
+        }
+    };
+    out.line("port    vlan ids");
+    let cfg = st.running.clone();
+    let mut c = cfg.clone();
+    // Ports and bonds alike are bridge ports; a bond member is not (its bond is).
+    let names: Vec<String> = cfg
+        .ports
+        .iter()
+        .filter(|(_, p)| p.lag.is_none())
+        .map(|(n, _)| n.clone())
+        .chain(cfg.lags.keys().cloned())
+        .collect();
+    for name in &names {
+        if dev.as_ref().is_some_and(|d| d != name) {
+            continue;
+        }
+        let Some(l2) = c.l2(name) else { continue };
+        let (access, native, allowed) = (*l2.access_vlan, *l2.native_vlan, l2.allowed.clone());
+        let (untagged, tagged): (Option<u16>, Vec<u16>) = match (access, allowed.is_empty()) {
+            (Some(v), true) => (Some(v), Vec::new()),
+            (_, false) => (Some(native.unwrap_or(1)), allowed),
+            (None, true) => continue,
+        };
+        let mut first = true;
+        let mut row = |text: String, out: &mut Out| {
+            if first {
+                out.line(format!("{name:<8}{text}"));
+                first = false;
+            } else {
+                out.line(format!("{:<8}{text}", ""));
+            }
+        };
+        if let Some(u) = untagged {
+            row(format!(" {u} PVID Egress Untagged"), out);
+        }
+        for v in tagged.iter().filter(|v| Some(**v) != untagged) {
+            row(format!(" {v}"), out);
+        }
+        out.line("");
+    }
+    if dev.is_none() {
+        out.line(format!("{:<8} 1 PVID Egress Untagged", "bridge"));
+        out.line("");
     }
 }

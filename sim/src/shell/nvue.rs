@@ -34,6 +34,18 @@ fn no_such(out: &mut Out, w: &str) {
 
 /// `nv ...`.
 pub(super) fn nv(faults: &Faults, a: &[&str], line: &str, st: &mut DeviceState, out: &mut Out) {
+    // `-h` / `--help` anywhere on the line prints the command's help and exits 0, changing
+    // nothing (NVUE's CLI, like most): a value that looks like an option is one.
+    if a.iter().any(|x| matches!(*x, "-h" | "--help")) {
+        let cmd: Vec<&str> = a
+            .iter()
+            .copied()
+            .take_while(|x| !x.starts_with('-'))
+            .collect();
+        out.line(format!("Usage:\n  nv {} [options]\n", cmd.join(" ")));
+        out.line("General Options:\n  -h, --help  Show help.");
+        return;
+    }
     match a {
         ["set" | "unset", rest @ ..] => {
             let set = a[0] == "set";

@@ -5,7 +5,7 @@
 //! exit status 1. Changes persist at once (running = saved). The generic L2
 //! fields of a port are derived from its columns: `vlan_mode=access` or a tag
 //! only → access; `trunk` → allowed = trunks; `native-*` → trunk with native =
-//! tag.
+//! tag; nothing at all → a trunk of every VLAN, as OVS forwards it.
 
 use crate::cli::{unmodelled, Out};
 use crate::model::{Config, DeviceState, OvsPort, Port};
@@ -50,7 +50,9 @@ fn derive_l2(p: &mut Port) {
         Some(_) => (Some("trunk"), None, tag, trunks),
         None if tag.is_some() => (Some("access"), tag, None, Vec::new()),
         None if !trunks.is_empty() => (Some("trunk"), None, None, trunks),
-        None => (None, None, None, Vec::new()),
+        // No tag, no vlan_mode, empty trunks: "if it [trunks] is empty, then the port trunks
+        // all VLANs" (vswitch.xml, column trunks).
+        None => (Some("trunk"), None, None, (1..=4094).collect()),
     };
     p.mode = mode.map(str::to_string);
     p.access_vlan = acc;

@@ -58,15 +58,47 @@ fn port_ok(cfg: &Config, n: &str) -> bool {
     cfg.ports.contains_key(n) || cfg.lags.contains_key(n)
 }
 
-/// `config ...`; sets `ask` when the command asks a question.
+/// click's option handling, as sonic-utilities' `config` gets it (`CONTEXT_SETTINGS =
+/// dict(help_option_names=['-h', '--help', '-?'])`, config/main.py): a help option before
+/// `--` prints the command's usage and exits 0 without doing anything; `--` ends the
+/// options and is dropped. `None` when help was printed.
+fn click_args<'a>(usage: &str, a: &[&'a str], out: &mut Out) -> Option<Vec<&'a str>> {
+    let end = a.iter().position(|x| *x == "--").unwrap_or(a.len());
+    if a[..end]
+        .iter()
+        .any(|x| matches!(*x, "-h" | "--help" | "-?"))
+    {
+        out.line(format!("Usage: {usage} [OPTIONS] COMMAND [ARGS]..."));
+        out.line("");
+        out.line("Options:");
+        out.line("  -?, -h, --help  Show this message and exit.");
+        return None;
+    }
+    let mut v: Vec<&str> = a[..end].to_vec();
+    v.extend(a.get(end + 1..).unwrap_or(&[]));
+    Some(v)
+}
+
+/// `config ...`; sets `ask` when the command asks a question. Like sonic-utilities, the
+/// `config` group refuses to run without root (`sys.exit("Root privileges are required for
+/// this operation")`, config/main.py), before any subcommand parses its arguments.
 pub(super) fn config(
     faults: &Faults,
     ask: &mut Option<Ask>,
+    root: bool,
     a: &[&str],
     line: &str,
     st: &mut DeviceState,
     out: &mut Out,
 ) {
+    if !root {
+        out.stderr(1, "Root privileges are required for this operation");
+        return;
+    }
+    let Some(args) = click_args(&format!("config {}", a.first().unwrap_or(&"")), a, out) else {
+        return;
+    };
+    let a = args.as_slice();
     let cfg = &mut st.running;
     match a {
         ["vlan", op @ ("add" | "del"), v] => {
@@ -115,12 +147,17 @@ pub(super) fn config(
                 click_fail(out, &usage, BAD_VLAN);
                 return;
             };
+            // The checks and messages of sonic-utilities' config/vlan.py, in its order.
+            if *op == "add" && id == 1 {
+                click_fail(out, &usage, "Vlan1 is default VLAN");
+                return;
+            }
             if !cfg.has_vlan(id) {
-                click_fail(out, &usage, format!("Vlan{id} doesn't exist"));
+                click_fail(out, &usage, format!("Vlan{id} does not exist"));
                 return;
             }
             if !port_ok(cfg, port) {
-                click_fail(out, &usage, BAD_IF);
+                click_fail(out, &usage, format!("{port} does not exist"));
                 return;
             }
             if cfg.ports.get(*port).is_some_and(|p| p.lag.is_some()) {
@@ -184,17 +221,8 @@ pub(super) fn config(
                 None => click_fail(out, usage, "Invalid value for \"<interface_mtu>\""),
             }
         }
-        ["interface", "description", n, rest @ ..] => {
-            let Some(l2) = cfg.l2(n) else {
-                click_fail(
-                    out,
-                    "config interface description [OPTIONS] <interface_name> <description>",
-                    BAD_IF,
-                );
-                return;
-            };
-            *l2.description = rest.join(" ");
-        }
+        // sonic-utilities has no `config interface description` (config/main.py @691b1bbc4);
+        // descriptions live in CONFIG_DB (`sonic-db-cli`, below).
         ["interface", "speed" | "fec" | "autoneg" | "ip" | "breakout" | "advertised-speeds", ..] => {
             unmodelled(st, "shell", line)
         }
@@ -292,6 +320,66 @@ pub(super) fn config(
 }
 
 /// `show ...`.
+/// `sonic-db-cli [-h] [--] DB COMMAND ...`: the Redis client SONiC ships. Modelled: `hset`
+/// / `hget` / `hdel` of the `description` field of `PORT|X` and `PORTCHANNEL|X` in
+/// CONFIG_DB (which `show interfaces description` reads back). `hset` answers the number
+/// of fields it added, as Redis does; a key that names no port is stored nowhere (Redis
+/// would create an orphan row that nothing reads).
+pub(super) fn db_cli(a: &[&str], st: &mut DeviceState, out: &mut Out) {
+    let end = a.iter().position(|x| *x == "--").unwrap_or(a.len());
+    if a[..end].iter().any(|x| matches!(*x, "-h" | "--help")) {
+        out.line("usage: sonic-db-cli [-h] [-s] [-n NAMESPACE] db_or_op [cmd ...]");
+        out.line("");
+        out.line("SONiC DB CLI");
+        return;
+    }
+    let mut v: Vec<&str> = a[..end].to_vec();
+    v.extend(a.get(end + 1..).unwrap_or(&[]));
+    let key_port = |k: &str| {
+        k.strip_prefix("PORT|")
+            .or_else(|| k.strip_prefix("PORTCHANNEL|"))
+            .map(str::to_string)
+    };
+    match v.as_slice() {
+        ["CONFIG_DB", cmd, key, "description", rest @ ..] => {
+            let Some(port) = key_port(key) else {
+                unmodelled(st, "shell", &v.join(" "));
+                return;
+            };
+            let cfg = &mut st.running;
+            let had = cfg
+                .l2(&port)
+                .map(|l2| !l2.description.is_empty())
+                .unwrap_or(false);
+            match (cmd.to_ascii_lowercase().as_str(), rest) {
+                ("hset", [value]) => {
+                    if let Some(l2) = cfg.l2(&port) {
+                        *l2.description = value.to_string();
+                    }
+                    out.line(if had { "0" } else { "1" });
+                }
+                ("hget", []) => match cfg.l2(&port) {
+                    Some(l2) if !l2.description.is_empty() => out.line(l2.description.clone()),
+                    _ => out.line(""),
+                },
+                ("hdel", []) => {
+                    if let Some(l2) = cfg.l2(&port) {
+                        l2.description.clear();
+                    }
+                    out.line(if had { "1" } else { "0" });
+                }
+                _ => out.stderr(1, "(error) ERR wrong number of arguments"),
+            }
+            // Redis writes are live and persist only with `config save`.
+        }
+        [db, ..] if db.ends_with("_DB") => unmodelled(st, "shell", &v.join(" ")),
+        _ => out.stderr(
+            1,
+            "usage: sonic-db-cli [-h] [-s] [-n NAMESPACE] db_or_op [cmd ...]",
+        ),
+    }
+}
+
 pub(super) fn show(a: &[&str], line: &str, st: &mut DeviceState, out: &mut Out) {
     let cfg = &st.running;
     match a {

@@ -2,9 +2,14 @@
 //! `[platforms.X.verify] parser`), and the normalisation that applies a platform's
 //! semantics to what a parser found.
 
+mod bridge;
+mod fastiron;
 mod ios;
 mod junos;
+mod netvisor;
 mod nvue;
+mod onyx;
+mod os9;
 mod ovs_vsctl;
 pub mod ovsdb;
 mod sonic;
@@ -45,6 +50,11 @@ pub fn parse(
 ) -> Result<PortState, String> {
     let raw = match spec.parser.as_str() {
         "ios" => ios::parse(port, outputs)?,
+        "os9_vlan" => os9::parse(platform, port, outputs)?,
+        "fastiron_vlan" => fastiron::parse(platform, port, outputs)?,
+        "onyx_flat" => onyx::parse(port, outputs)?,
+        "bridge_vlan" => bridge::parse(port, outputs)?,
+        "netvisor_parsable" => netvisor::parse(port, outputs)?,
         "junos_set" => junos::parse(port, outputs)?,
         "vrp" => vrp::parse(port, outputs)?,
         "nvue" => nvue::parse(port, outputs)?,

@@ -56,6 +56,12 @@ pub(crate) fn parse(port: &str, outputs: &[String]) -> Result<Raw, String> {
         r.mode = Some("trunk".into());
         r.native = vlans.native();
         r.allowed = (!vlans.trunks.is_empty()).then(|| vlans.trunks.clone());
+    } else {
+        // No tag, no trunks, no vlan_mode: OVS forwards the port as a trunk of every VLAN
+        // ("if it [trunks] is empty, then the port trunks all VLANs", vswitch.xml) — never
+        // an idle port.
+        r.mode = Some("trunk".into());
+        r.allowed = Some(crate::verify::state::ALL.collect());
     }
     let i = columns(outputs.get(1).map(String::as_str).unwrap_or_default());
     r.mtu = optional(i.get("mtu_request")).and_then(|m| m.parse().ok());
@@ -97,5 +103,14 @@ mod tests {
         .unwrap();
         assert_eq!((r.mode.as_deref(), r.access), (Some("access"), Some(120)));
         assert!(r.unread.contains("admin_up"));
+    }
+
+    /// A port with nothing set is not idle: OVS trunks every VLAN on it.
+    #[test]
+    fn a_bare_port_is_a_trunk_of_every_vlan() {
+        let bare = "name : eth6\ntag : []\ntrunks : []\nvlan_mode : []\n";
+        let r = parse("eth6", &[bare.into(), String::new(), String::new()]).unwrap();
+        assert_eq!(r.mode.as_deref(), Some("trunk"));
+        assert_eq!(r.allowed.map(|a| a.len()), Some(4094));
     }
 }
