@@ -370,7 +370,8 @@ impl Job<'_> {
             _ => {}
         }
         let (device, platform) =
-            resolve::resolve(&req, self.config, self.catalog, self.scope.as_ref())?;
+            resolve::resolve(&req, self.config, self.catalog, self.scope.as_ref())
+                .inspect_err(|e| self.report.device_not_found = e.is_not_found())?;
         self.report.device = Some(device.name.clone());
         self.report.platform = Some(platform.name.clone());
         self.what["device"] = json!(device.name);

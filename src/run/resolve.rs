@@ -58,8 +58,8 @@ fn find_device<'c>(
     let visible = |d: &&Device| scope.is_none_or(|s| s.allows(d));
     let find = |r: &str| config.find_device(r).filter(visible);
     let unknown = |what: &str| match scope {
-        Some(s) => ResolveError::Denied(s.not_yours(what)),
-        None => ResolveError::Request(bad(format!(
+        Some(s) => ResolveError::NotYours(s.not_yours(what)),
+        None => ResolveError::Unknown(bad(format!(
             "unknown device {}: not a device name, alias or switch MAC in the configuration",
             Escaped(what)
         ))),
@@ -88,16 +88,20 @@ fn find_device<'c>(
     }
 }
 
-/// Resolution failures: an unknown device is the caller's mistake (65); a device whose
-/// platform the catalog lacks is a configuration mistake (78).
+/// Resolution failures: an unknown device is the caller's mistake (65; 77 for a caller with
+/// a scope); a device whose platform the catalog lacks is a configuration mistake (78).
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
     /// Bad request.
     #[error(transparent)]
     Request(#[from] RequestError),
-    /// The device is not in the caller's scope, or does not exist (one answer for both).
+    /// No configured device has this name, alias or MAC (exit 65).
     #[error(transparent)]
-    Denied(Denied),
+    Unknown(RequestError),
+    /// The device is not in the caller's scope, or does not exist (one answer for both,
+    /// exit 77).
+    #[error(transparent)]
+    NotYours(Denied),
     /// The device's platform is in the catalog but does not compile (exit 78).
     #[error(transparent)]
     Catalog(CatalogError),
@@ -127,11 +131,19 @@ fn check_port_for(platform: &Platform, port: &str) -> Result<(), RequestError> {
     Ok(())
 }
 
+impl ResolveError {
+    /// The request names no device the caller can see: unknown, or outside its scope (the
+    /// JSON-RPC front answers Ironic's `SwitchNotFound`).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, ResolveError::Unknown(_) | ResolveError::NotYours(_))
+    }
+}
+
 impl From<ResolveError> for Error {
     fn from(e: ResolveError) -> Self {
         match e {
-            ResolveError::Request(r) => Error::Request(r),
-            ResolveError::Denied(d) => Error::Denied(d),
+            ResolveError::Request(r) | ResolveError::Unknown(r) => Error::Request(r),
+            ResolveError::NotYours(d) => Error::Denied(d),
             ResolveError::Catalog(c) => Error::Catalog(c),
             other @ ResolveError::UnknownPlatform { .. } => Error::ConfigMessage(other.to_string()),
         }
