@@ -75,7 +75,11 @@ class Lab(object):
         self.sim_faults = {}
         self.write_config()
 
-    def write_config(self, extra='', lock_timeout=20):
+    def write_config(self, extra='', lock_timeout=20, defaults=(),
+                     callers=(), manage_vlans=True):
+        """``defaults``: more ``[defaults]`` lines (device keys for every
+        switch); ``callers``: more ``[callers.ironic]`` lines (the JSON-RPC
+        caller); ``extra``: more tables at the end."""
         lines = ['[defaults]',
                  'lock_dir = "locks"',
                  'audit_log = "audit.log"',
@@ -83,7 +87,8 @@ class Lab(object):
                  'command_timeout = 10',
                  'default_vlan = 10',
                  'allowed_vlans = ["10", "100-199"]',
-                 'manage_vlans = true', '']
+                 'manage_vlans = %s' % ('true' if manage_vlans else 'false')]
+        lines += list(defaults) + ['']
         for name, (platform, mac) in SWITCHES.items():
             argv = [str(MERCURY_SIM), '--platform', platform, '--hostname',
                     name, '--state', str(self.state_file(name))]
@@ -97,7 +102,8 @@ class Lab(object):
                   'devices = %s' % json.dumps(sorted(SWITCHES)),
                   'allowed_vlans = ["10", "100-150"]', '',
                   '[callers.ironic]',
-                  'devices = %s' % json.dumps(sorted(SWITCHES)), '']
+                  'devices = %s' % json.dumps(sorted(SWITCHES))]
+        lines += list(callers) + ['']
         self.config.write_text('\n'.join(lines) + extra)
         os.chmod(self.config, 0o600)
 
