@@ -267,6 +267,11 @@ pub struct RawPortFields {
     /// MTU.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mtu: Option<u32>,
+    /// A network name from the configuration's `[networks]` standing for this port's VLAN
+    /// (`vlan` for attach/detach, `native_vlan` otherwise); replaced by its id before the
+    /// request is validated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
 }
 
 /// A request as it arrives, before validation. `null` means absent (Ironic sends optional
@@ -331,6 +336,11 @@ pub struct RawRequest {
     /// Read the ports back before and after the change (`--verify`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<bool>,
+    /// A network name from the configuration's `[networks]` standing for the request's VLAN
+    /// (`vlan` for attach/detach/plug, `native_vlan` otherwise); replaced by its id before
+    /// the request is validated (`run::resolve::networks`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
 }
 
 impl RawRequest {
@@ -533,6 +543,19 @@ impl Request {
     /// Validates a raw request without config: op known, fields belong to the op, values
     /// well-formed, required fields present.
     pub fn from_raw(raw: RawRequest) -> Result<Request, RequestError> {
+        // Network names are resolved against the configuration first; one left here was
+        // never resolved, and a VLAN is never guessed.
+        let unresolved = raw.network.is_some()
+            || raw
+                .ports
+                .iter()
+                .flatten()
+                .any(|p| matches!(p, RawPortItem::Full(f) if f.network.is_some()));
+        if unresolved {
+            return Err(bad(
+                "network names are resolved from the configuration's [networks] before validation",
+            ));
+        }
         let op_name = raw.op.as_deref().ok_or_else(|| bad("missing field `op`"))?;
         let op = Op::parse(op_name)
             .filter(|_| !op_name.contains('-'))

@@ -342,6 +342,7 @@ struct Job<'a> {
 
 impl Job<'_> {
     fn handle(&mut self, raw: RawRequest) -> Result<(), Error> {
+        let raw = resolve::networks(raw, self.config)?;
         let req = Request::from_raw(raw.clone())?;
         self.report.op = Some(req.op.name().to_string());
         if self.report.request_id.is_empty() {
