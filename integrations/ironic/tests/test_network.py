@@ -191,9 +191,9 @@ class VifTestCase(MercuryTestCase):
                               task, {'id': '121'})
             self.assertRaises(exception.NoFreePhysicalPorts, net.vif_attach,
                               task, {'id': 'vlan-130'})
+            # Neither a VLAN nor a network name.
             self.assertRaises(exception.InvalidParameterValue,
-                              net.vif_attach, task,
-                              {'id': '8e6ba175-1c16-4dfa-82b9-dfc12f129170'})
+                              net.vif_attach, task, {'id': 'tenant a/b'})
             net.vif_detach(task, '121')
             self.assertEqual([{'id': 'vlan-120'}], net.vif_list(task))
             self.assertRaises(exception.VifNotAttached, net.vif_detach,
