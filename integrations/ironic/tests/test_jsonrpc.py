@@ -376,3 +376,42 @@ class StockCallsTestCase(JsonRpcTestCase):
         running = self.lab.state('leaf-1')['running']
         self.assertNotIn('140', running['vlans'])
         self.assertNotEqual(140, running['ports'][gi(5)]['access_vlan'])
+
+
+class StockPortChangedTestCase(JsonRpcTestCase):
+    """Ironic's own ironic-networking interface: port_changed on a deployed
+    node sends the switchport's lag_name, and Mercury puts the port in that
+    LAG; a stock tear-down then takes it out again."""
+
+    def test_port_changed_with_lag_name_through_ironic_networking(self):
+        self.config(enabled_hardware_types=['fake-hardware'],
+                    enabled_network_interfaces=['ironic-networking', 'noop'])
+        self.config(idle_network='access/native_vlan=10',
+                    group='ironic_networking')
+        node = obj_utils.create_test_node(
+            self.context, network_interface='ironic-networking',
+            provision_state=states.ACTIVE)
+        port = obj_utils.create_test_port(
+            self.context, node_id=node.id, address='52:54:00:00:00:09',
+            local_link_connection={'switch_id': '02:00:00:00:01:01',
+                                   'port_id': 'Gi1/0/9'},
+            extra={'switchport': {'mode': 'access', 'native_vlan': 120}})
+        with task_manager.acquire(self.context, node.uuid) as task:
+            task.driver.network.configure_tenant_networks(task)
+            self.assertEqual(120, self.lab.port('leaf-1', gi(9))['access_vlan'])
+            changed = obj_utils.get_test_port(
+                self.context, id=port.id, uuid=port.uuid, node_id=node.id,
+                address=port.address,
+                local_link_connection=port.local_link_connection,
+                extra=port.extra)
+            changed.obj_reset_changes()
+            changed.extra = {'switchport': {'mode': 'access',
+                                            'native_vlan': 121,
+                                            'lag_name': '30'}}
+            task.driver.network.port_changed(task, changed)
+        running = self.lab.state('leaf-1')['running']
+        self.assertEqual([gi(9)], running['lags']['Port-channel30']['members'])
+        self.assertEqual(('access', 121),
+                         (running['lags']['Port-channel30']['mode_l2'],
+                          running['lags']['Port-channel30']['access_vlan']))
+        self.assertEqual('update_lag', self.lab.requests()[-1]['what']['op'])
