@@ -23,7 +23,8 @@ fn main() -> ExitCode {
                     .lines()
                     .find(|l| !l.trim().is_empty())
                     .unwrap_or("usage error");
-                mercury::intake::usage_error(first)
+                let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+                mercury::intake::usage_error(first, &args)
             }
         },
     };

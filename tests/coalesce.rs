@@ -420,3 +420,57 @@ fn without_coalescing_every_request_opens_its_own_session() {
     assert_eq!(state["sessions"]["total"].as_u64().unwrap() - before, 3);
     assert!(!lab.path("locks/leaf.spool").exists());
 }
+
+/// A waiter whose change fails part-way and cannot be undone (not read first: nothing to
+/// put back) is never saved with everyone else's: the holder skips the session's save and
+/// says why, and the saved configuration keeps none of the failed request's lines.
+#[test]
+fn a_partly_applied_waiter_that_cannot_be_undone_is_never_saved() {
+    let lab = Lab::new(&[SimDevice {
+        sim_args: &["--fault", "slow=150", "--fault", "reject=150"],
+        ..SimDevice::new("leaf", "cisco_ios")
+    }]);
+    add_vlans(&lab, "leaf", &[10, 120, 130]);
+    let holder = attach(&lab, "leaf", "Gi1/0/1", 120, "h");
+    wait_for_holder(&lab, "leaf", "h");
+    let bad = lab
+        .mercury([
+            "--no-verify",
+            "attach-port",
+            "--device",
+            "leaf",
+            "--port",
+            "Gi1/0/2",
+            "--vlan",
+            "150",
+            "--reason",
+            "burst",
+            "--request-id",
+            "bad",
+        ])
+        .spawn();
+    wait_for_spooled(&lab, "leaf", 1);
+    let (h, b) = (common::finish(holder), common::finish(bad));
+    let hv = h.expect(0);
+    let bv = b.expect(1);
+    assert_eq!(bv["data"]["coalesced"]["role"], "waiter", "{bv}");
+    assert_eq!(bv["changed"], true, "{bv}");
+    assert_eq!(bv["partial"]["saved"], false, "{bv}");
+    assert!(
+        hv["warnings"].as_array().unwrap().iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .contains("not saved: coalesced request bad")),
+        "{hv}"
+    );
+    let state = lab.state("leaf");
+    // The failed request's partial line is in the running configuration only.
+    assert_eq!(
+        state["running"]["ports"]["GigabitEthernet1/0/2"]["mode"],
+        "access"
+    );
+    assert!(
+        state["saved"]["ports"]["GigabitEthernet1/0/2"]["mode"].is_null(),
+        "{state}"
+    );
+}

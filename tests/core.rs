@@ -260,11 +260,31 @@ fn exit_1_when_the_device_rejects_a_line_and_nothing_is_saved() {
         !inputs.iter().any(|l| l.starts_with("copy")),
         "saved after a failure: {inputs:?}"
     );
-    assert_eq!(
-        inputs.last().map(String::as_str),
-        Some("end"),
-        "left config mode: {inputs:?}"
+    // The accepted `switchport mode access` was undone, config mode was left, and the port
+    // was read back to prove it.
+    let last_config = inputs
+        .iter()
+        .rposition(|l| l == "configure terminal")
+        .expect("configured");
+    assert!(
+        inputs[last_config..]
+            .iter()
+            .any(|l| l == "no switchport mode"),
+        "not undone: {inputs:?}"
     );
+    let end = inputs
+        .iter()
+        .rposition(|l| l == "end")
+        .expect("left config mode");
+    assert!(end > last_config, "left config mode: {inputs:?}");
+    assert!(
+        inputs[end + 1..].iter().all(|l| l.starts_with("show ")),
+        "after leaving config mode only reads: {inputs:?}"
+    );
+    assert_eq!(v["changed"], false, "{v}");
+    // The simulator keys ports by their full name (as in the test above).
+    let port = lab.port("leaf-ios", "GigabitEthernet1/0/5");
+    assert_ne!(port["mode"].as_str(), Some("access"), "not undone: {port}");
 }
 
 #[test]

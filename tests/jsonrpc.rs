@@ -722,3 +722,130 @@ fn a_slow_drip_is_cut_at_the_request_deadline() {
     let sent = drip.join().unwrap();
     assert!(sent < total / 2, "{sent} of {total} bytes were accepted");
 }
+
+/// A LAG across two switches is changed on both or on neither: update_lag configured the
+/// first switch and then failed on the second, leaving a half-built LAG. Now every switch is
+/// checked first, and a failure on the second puts the first back as it was read.
+#[test]
+fn a_two_switch_lag_failure_on_one_switch_restores_the_other() {
+    // The LAG interfaces carry an access VLAN before: put back exactly.
+    let (lab, before, after, msg) = two_switch_lag_failure(true);
+    assert!(msg.contains("sw1 restored"), "{msg}");
+    // The simulator's `mode` is the LACP mode; `mode_l2` the switchport mode. An access
+    // port keeps trunk lists it was given as inert lines (IOS does too); what carries
+    // traffic is the mode and the access VLAN.
+    for (i, sw) in ["sw1", "sw2"].iter().enumerate() {
+        for key in ["mode_l2", "access_vlan"] {
+            assert_eq!(after[i][key], before[i][key], "{sw} {key}: {after:?}");
+        }
+    }
+    assert_eq!(before[0]["mode_l2"], "access", "{before:?}");
+    assert_eq!(
+        after[1]["allowed_vlans"], before[1]["allowed_vlans"],
+        "{after:?}"
+    );
+    drop(lab);
+    // The LAG interfaces had no L2 mode (a port-channel made by its members): no request
+    // declares "no mode", so sw1 goes to its idle VLAN and the message says so; sw2, where
+    // the device refused the change, is undone by the driver to no mode.
+    let (_lab, before, after, msg) = two_switch_lag_failure(false);
+    assert!(msg.contains("sw1 reset to its idle VLAN"), "{msg}");
+    assert!(before[0]["mode_l2"].is_null(), "{before:?}");
+    assert_eq!(
+        (
+            after[0]["mode_l2"].as_str(),
+            after[0]["access_vlan"].as_u64()
+        ),
+        (Some("access"), Some(10)),
+        "sw1: {after:?}"
+    );
+    for key in ["mode_l2", "access_vlan", "native_vlan", "allowed_vlans"] {
+        assert_eq!(after[1][key], before[1][key], "sw2 {key}: {after:?}");
+    }
+}
+
+/// Two IOS switches with Port-channel10 (member Gi1/0/7), the second refusing trunk lists;
+/// Ironic's update_lag over both. Returns the LAG interfaces before and after, and the
+/// error message.
+fn two_switch_lag_failure(access_before: bool) -> (Lab, Vec<Value>, Vec<Value>, String) {
+    let lab = Lab::new(&[
+        SimDevice::new("sw1", "cisco_ios"),
+        SimDevice {
+            // The second switch refuses the tagged list at apply time (check mode sends no
+            // configuration line, so it passes).
+            sim_args: &["--fault", "reject=trunk allowed vlan"],
+            ..SimDevice::new("sw2", "cisco_ios")
+        },
+    ]);
+    lab.append_config("\n[callers.ironic]\ndevices = [\"sw1\", \"sw2\"]\n");
+    let hash = "$2y$04$g89FzS2kk46fDeP0k33vLOPiZH8Rt2WvMvE8ZBT.B4tgzIdUIrQ2W";
+    std::fs::write(lab.path("htpasswd"), format!("ironic:{hash}\n")).unwrap();
+    set_mode(&lab.path("htpasswd"), 0o600);
+    for sw in ["sw1", "sw2"] {
+        for v in ["10", "100", "150"] {
+            lab.mercury([
+                "add-network",
+                "--device",
+                sw,
+                "--vlan",
+                v,
+                "--reason",
+                "setup",
+            ])
+            .run()
+            .expect(0);
+        }
+        lab.mercury([
+            "update-lag",
+            "--device",
+            sw,
+            "--lag",
+            "10",
+            "--member",
+            "Gi1/0/7",
+            "--reason",
+            "setup",
+        ])
+        .run()
+        .expect(0);
+        if access_before {
+            lab.mercury([
+                "update-port",
+                "--device",
+                sw,
+                "--port",
+                "Port-channel10",
+                "--mode",
+                "access",
+                "--native-vlan",
+                "10",
+                "--reason",
+                "setup",
+            ])
+            .run()
+            .expect(0);
+        }
+    }
+    let lags = |lab: &Lab| -> Vec<Value> {
+        ["sw1", "sw2"]
+            .iter()
+            .map(|sw| lab.state(sw)["running"]["lags"]["Port-channel10"].clone())
+            .collect()
+    };
+    let before = lags(&lab);
+    let update = call(
+        "update_lag",
+        r#""switch_ids": ["sw1", "sw2"], "lag_name": "Port-channel10", "description": "Ironic Portgroup",
+           "mode": "trunk", "native_vlan": 10, "aggregation_mode": "lacp", "allowed_vlans": [100, 150],
+           "default_vlan": 10"#,
+    );
+    let (r, _, _) = converse(&lab, &[], &post(Some(GOOD), &update));
+    let v = r[0].json();
+    let msg = v["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(!msg.is_empty(), "update_lag did not fail: {v}");
+    let after = lags(&lab);
+    (lab, before, after, msg)
+}

@@ -350,3 +350,134 @@ fn mercury_ok_code(lab: &Lab, args: &[&str], code: i32) -> Value {
     all.extend(["--reason", "t"]);
     lab.mercury(all).run().expect(code)
 }
+
+/// VRP applies each line as it goes: `undo port default vlan` took effect before
+/// `port default vlan 130` was refused (VLAN 130 does not exist), and the port had lost its
+/// VLAN while the result said unchanged. Read first, Mercury puts the port back as it was
+/// and says so; not read, it says the change is partly applied.
+#[test]
+fn a_refused_change_is_undone_when_the_port_was_read_first() {
+    let lab = Lab::with_defaults(
+        &[SimDevice::new("leaf", "huawei")],
+        "default_vlan = 10\nallowed_vlans = [\"10\", \"100-199\"]\nmanage_vlans = true\n",
+    );
+    for v in ["10", "120"] {
+        mercury_ok(&lab, &["add-network", "--device", "leaf", "--vlan", v]);
+    }
+    let port = "GigabitEthernet0/0/7";
+    mercury_ok(
+        &lab,
+        &[
+            "attach-port",
+            "--device",
+            "leaf",
+            "--port",
+            port,
+            "--vlan",
+            "120",
+        ],
+    );
+    let before = lab.port("leaf", port);
+    assert_eq!(before["access_vlan"], 120, "{before}");
+    let v = mercury_ok_code(
+        &lab,
+        &[
+            "attach-port",
+            "--device",
+            "leaf",
+            "--port",
+            port,
+            "--vlan",
+            "130",
+        ],
+        1,
+    );
+    assert_eq!(v["partial"]["took_effect"], true, "{v}");
+    assert_eq!(v["partial"]["restored"], true, "{v}");
+    assert_eq!(v["changed"], false, "{v}");
+    assert!(v["msg"].as_str().unwrap().contains("were undone"), "{v}");
+    assert!(
+        v["msg"]
+            .as_str()
+            .unwrap()
+            .contains("VLAN 130 does not exist"),
+        "the device's own words: {v}"
+    );
+    assert_eq!(lab.port("leaf", port), before, "the port is as it was");
+    // Not read: the same refusal leaves the port changed, and the result says so.
+    let v = mercury_ok_code(
+        &lab,
+        &[
+            "--no-verify",
+            "attach-port",
+            "--device",
+            "leaf",
+            "--port",
+            port,
+            "--vlan",
+            "130",
+        ],
+        1,
+    );
+    assert_eq!(v["changed"], true, "{v}");
+    assert_eq!(v["partial"]["took_effect"], true, "{v}");
+    assert!(v["partial"]["restored"].is_null(), "{v}");
+    assert!(v["msg"].as_str().unwrap().contains("PARTLY APPLIED"), "{v}");
+    assert_ne!(lab.port("leaf", port), before, "the port lost its VLAN");
+    let audit = lab.audit();
+    let last = audit.last().unwrap();
+    assert_eq!(last["how"]["changed"], true, "{last}");
+    assert_eq!(last["how"]["partial"], v["partial"], "{last}");
+}
+
+/// Check mode (Ansible's): connect, read, predict. The diff and `changed` are what the real
+/// run then does, and no configuration line reaches the device.
+#[test]
+fn check_mode_predicts_the_change_and_sends_no_configuration_line() {
+    let lab = ios_lab("");
+    add_vlans(&lab, &["10", "120"]);
+    mercury_ok(
+        &lab,
+        &["reset-port", "--device", "leaf", "--port", "Gi1/0/9"],
+    );
+    let before = lab.port("leaf", "GigabitEthernet1/0/9");
+    let lines_before = lab.transcript("leaf").len();
+    let args = [
+        "attach-port",
+        "--device",
+        "leaf",
+        "--port",
+        "Gi1/0/9",
+        "--vlan",
+        "120",
+    ];
+    let mut check = vec!["--check"];
+    check.extend(args);
+    let v = mercury_ok(&lab, &check);
+    assert_eq!(v["changed"], true, "{v}");
+    assert_eq!(v["data"]["check"], true, "{v}");
+    assert_eq!(v["diff"][0]["after"]["access_vlan"], 120, "{v}");
+    assert_eq!(v["diff"][0]["before"]["access_vlan"], 10, "{v}");
+    assert!(config_lines(&v).is_empty(), "{v}");
+    assert_eq!(lab.port("leaf", "GigabitEthernet1/0/9"), before);
+    let sent: Vec<String> = lab.transcript("leaf")[lines_before..].to_vec();
+    assert!(
+        sent.iter()
+            .all(|l| !l.starts_with("switchport") && l != "configure terminal"),
+        "{sent:?}"
+    );
+    let audit = lab.audit();
+    let finished = audit.last().unwrap();
+    assert_eq!(finished["how"]["changed"], false, "{finished}");
+    assert_eq!(finished["how"]["would_change"], true, "{finished}");
+    // The real run does what check mode said.
+    let real = mercury_ok(&lab, &args);
+    assert_eq!(real["changed"], true);
+    assert_eq!(
+        real["diff"][0]["after"]["access_vlan"],
+        v["diff"][0]["after"]["access_vlan"]
+    );
+    // Now nothing to do, and check mode says so.
+    let again = mercury_ok(&lab, &check);
+    assert_eq!(again["changed"], false, "{again}");
+}

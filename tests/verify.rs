@@ -135,6 +135,38 @@ fn exercise(s: &Spec) {
         ctx("nothing sent")
     );
 
+    // Check mode on another port: read and predict, nothing configured (every reading
+    // platform; after a real change, so the device has state to compare).
+    let before_check = lab.transcript("leaf").len();
+    let state_before = lab.state("leaf")["running"].clone();
+    let v = run(
+        &lab,
+        &["--check", "attach-port", "--port", p2, "--vlan", "120"],
+    )
+    .expect(0);
+    assert_eq!(v["data"]["check"], true, "{}: {v}", ctx("check"));
+    assert_eq!(v["changed"], true, "{}: {v}", ctx("check"));
+    assert_eq!(
+        v["diff"][0]["after"]["access_vlan"],
+        120,
+        "{}: {v}",
+        ctx("check")
+    );
+    assert_eq!(
+        lab.state("leaf")["running"],
+        state_before,
+        "{}: check mode changed the device",
+        ctx("check")
+    );
+    let sent: Vec<String> = lab.transcript("leaf")[before_check..].to_vec();
+    assert!(
+        !sent
+            .iter()
+            .any(|l| l.contains("120") && !l.contains("show")),
+        "{}: {sent:?}",
+        ctx("check sent a change")
+    );
+
     // Detach: idle VLAN back, port shut.
     let v = verified(
         &lab,

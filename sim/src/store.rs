@@ -59,7 +59,7 @@ impl Store {
         let (mut state, mut dirty) = if text.trim().is_empty() {
             (self.platform.default_state(), true)
         } else {
-            let st: DeviceState = serde_json::from_str(&text).map_err(|e| {
+            let st: DeviceState = first_value(&text).map_err(|e| {
                 StoreError(format!(
                     "state file {} is not valid: {e}",
                     self.path.display()
@@ -91,7 +91,7 @@ impl Store {
         let mut text = String::new();
         file.read_to_string(&mut text).ok()?;
         drop(file);
-        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let v: serde_json::Value = first_value(&text).ok()?;
         v.get("platform")?.as_str().map(str::to_string)
     }
 
@@ -144,13 +144,26 @@ fn prune_dead(st: &mut DeviceState) {
     st.sessions.active = st.sessions.pids.len() as u32;
 }
 
+/// The first JSON value of `text` (a write cut short by a kill may leave stale bytes
+/// after it).
+fn first_value<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
+    serde_json::Deserializer::from_str(text)
+        .into_iter::<T>()
+        .next()
+        .unwrap_or_else(|| serde_json::from_str(text))
+}
+
 fn write_in_place(file: &mut File, path: &Path, st: &DeviceState) -> Result<(), StoreError> {
     let mut text = serde_json::to_string_pretty(st)
         .map_err(|e| StoreError(format!("cannot encode state: {e}")))?;
     text.push('\n');
-    file.set_len(0)
-        .and_then(|_| file.seek(SeekFrom::Start(0)))
+    // Write over the old state, then cut what is left of it: the file is never empty, so
+    // a process killed between the two steps leaves the new state followed by stale bytes
+    // (read as the new state: only the first JSON value counts), never a blank file that
+    // would read as a factory-fresh device.
+    file.seek(SeekFrom::Start(0))
         .and_then(|_| file.write_all(text.as_bytes()))
+        .and_then(|_| file.set_len(text.len() as u64))
         .and_then(|_| file.flush())
         .map_err(|e| io_err(path, "cannot write state file", e))
 }
@@ -224,6 +237,24 @@ impl Transcript {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A writer killed between writing the new state and cutting the old one leaves stale
+    /// bytes after the new state: read back as the new state, never as a fresh device.
+    #[test]
+    fn a_write_cut_short_reads_as_the_state_written() {
+        let dir = std::env::temp_dir().join(format!("sim-store-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("leaf.json");
+        let _ = std::fs::remove_file(&path);
+        let store = Store::new(path.clone(), Platform::CiscoIos, Some("leaf".into()));
+        store.with(|st| st.hostname = "leaf-7".into()).unwrap();
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("  \"stale\": true }\n}\n");
+        std::fs::write(&path, text).unwrap();
+        let store = Store::new(path.clone(), Platform::CiscoIos, None);
+        assert_eq!(store.with(|st| st.hostname.clone()).unwrap(), "leaf-7");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn rfc3339_formats_epoch_and_leap_day() {

@@ -133,6 +133,7 @@ pub const ACTIONS: &[(&str, &[&str])] = &[
     ("hybrid_native_set", &["port", "vlan"]),
     ("hybrid_allowed_set", &["port", "vlans", "vlan"]),
     ("port_reset", &["port"]),
+    ("mode_clear", &["port"]),
     ("enable", &["port"]),
     ("disable", &["port"]),
     ("description", &["port", "description"]),
@@ -165,6 +166,7 @@ pub const PORT_ACTIONS: &[&str] = &[
     "hybrid_native_set",
     "hybrid_allowed_set",
     "port_reset",
+    "mode_clear",
     "enable",
     "disable",
     "description",
@@ -306,6 +308,30 @@ pub struct Platform {
     /// How a port's live configuration is read back (`--verify`, `verify_port`), or why it
     /// cannot be.
     pub verify: Verify,
+    /// How `mercury check --connect` reads whether the idle VLAN exists (`None`: it cannot).
+    pub vlan_check: Option<VlanCheck>,
+}
+
+/// `[platforms.X.check]`, compiled: a read-only listing of the device's VLANs and the line
+/// that shows one exists.
+#[derive(Debug, Clone)]
+pub struct VlanCheck {
+    /// The show line.
+    pub show: String,
+    /// Regex source with `{vlan}` for the id.
+    pub present: String,
+}
+
+impl VlanCheck {
+    /// Whether `output` of [`VlanCheck::show`] lists VLAN `vlan`.
+    pub fn lists(&self, output: &str, vlan: u16) -> bool {
+        regex::Regex::new(&format!(
+            "(?m){}",
+            self.present.replace("{vlan}", &vlan.to_string())
+        ))
+        .map(|r| r.is_match(output))
+        .unwrap_or(false)
+    }
 }
 
 /// The parsers `[platforms.X.verify] parser` may name: one per family of show output
@@ -593,6 +619,14 @@ impl Catalog {
             return Some(k);
         }
         name.strip_prefix("netmiko_").and_then(|n| self.lookup(n))
+    }
+
+    /// `"; did you mean X?"` for the platform name or alias closest to `name`, or empty.
+    pub fn did_you_mean(&self, name: &str) -> String {
+        let names = self.entries.iter().flat_map(|(k, e)| {
+            std::iter::once(k.as_str()).chain(e.raw.aliases.iter().map(String::as_str))
+        });
+        crate::util::suggest::did_you_mean(name, names)
     }
 
     /// The platform called `name` (or an alias of it), compiled on first use. An unknown

@@ -77,6 +77,18 @@ pub(super) struct RawPlatform {
     #[serde(default)]
     notes: Vec<String>,
     verify: Option<RawVerify>,
+    check: Option<RawCheck>,
+}
+
+/// `[platforms.X.check]`: how `mercury check --connect` reads whether a VLAN exists.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCheck {
+    /// The line that lists the device's VLANs (read-only).
+    vlans: String,
+    /// A regex, with `{vlan}` for the id, that matches a line of that listing when the VLAN
+    /// exists.
+    vlan_present: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -226,6 +238,23 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
         nouns: r.nouns.clone(),
         notes: r.notes.clone(),
         verify: compile_verify(r.verify.as_ref())?,
+        vlan_check: match &r.check {
+            None => None,
+            Some(c) => {
+                if !c.vlan_present.contains("{vlan}") {
+                    return Err("check.vlan_present: needs {vlan}".into());
+                }
+                regex::Regex::new(&c.vlan_present.replace("{vlan}", "4094"))
+                    .map_err(|e| format!("check.vlan_present: {e}"))?;
+                if c.vlans.trim().is_empty() || c.vlans.contains('{') {
+                    return Err("check.vlans: one fixed show line".into());
+                }
+                Some(VlanCheck {
+                    show: c.vlans.clone(),
+                    present: c.vlan_present.clone(),
+                })
+            }
+        },
     })
 }
 

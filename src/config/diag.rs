@@ -232,9 +232,13 @@ fn reword(message: &str) -> String {
                  only the mercury user can read (chmod 600) and name that file with {file_key}"
             );
         }
+        // The known keys are backquoted in serde's message: suggest the closest.
+        let expected_keys = expected(message);
+        let known: Vec<&str> = expected_keys.split('`').skip(1).step_by(2).collect();
+        let hint = crate::util::suggest::did_you_mean(name, known.iter().copied());
         return match expected(message) {
             e if e.is_empty() => "unknown key".to_string(),
-            e => format!("unknown key ({e})"),
+            e => format!("unknown key{hint} ({e})"),
         };
     }
     for (prefix, said) in [

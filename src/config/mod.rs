@@ -35,6 +35,7 @@ use crate::request::vlan::{Vlan, VlanSet};
 pub const DEFAULT_PATH: &str = "/etc/mercury/mercury.toml";
 const DEFAULT_LOCK_DIR: &str = "/run/mercury/locks";
 const DEFAULT_AUDIT_LOG: &str = "/var/log/mercury/audit.log";
+const DEFAULT_SYSLOG_SOCKET: &str = "/dev/log";
 
 /// A configuration problem; always exit 78. Messages name the file, the line (where it is
 /// known) and the key, never the value.
@@ -114,6 +115,9 @@ pub struct Config {
     pub lock_dir: PathBuf,
     /// Audit log (JSON lines, appended).
     pub audit_log: PathBuf,
+    /// `audit_syslog = true`: every audit record is also sent to syslog / journald through
+    /// this socket (`audit_syslog_socket`, default `/dev/log`).
+    pub audit_syslog: Option<PathBuf>,
     /// Extra catalog files (`plugins.d/*.toml` next to the config, or `plugins_dir`).
     pub plugins_dir: PathBuf,
     /// Devices by config name.
@@ -181,6 +185,8 @@ struct RawSettings {
     lock_dir: Option<PathBuf>,
     audit_log: Option<PathBuf>,
     plugins_dir: Option<PathBuf>,
+    audit_syslog: Option<bool>,
+    audit_syslog_socket: Option<PathBuf>,
     // per device
     platform: Option<String>,
     transport: Option<String>,
@@ -236,6 +242,8 @@ impl RawSettings {
             lock_dir,
             audit_log,
             plugins_dir,
+            audit_syslog,
+            audit_syslog_socket,
             platform,
             transport,
             argv,
@@ -348,6 +356,8 @@ impl Config {
                 (dev.lock_dir.is_some(), "lock_dir"),
                 (dev.audit_log.is_some(), "audit_log"),
                 (dev.plugins_dir.is_some(), "plugins_dir"),
+                (dev.audit_syslog.is_some(), "audit_syslog"),
+                (dev.audit_syslog_socket.is_some(), "audit_syslog_socket"),
             ] {
                 if set {
                     return Err(invalid(
@@ -419,6 +429,14 @@ impl Config {
                     .as_deref()
                     .unwrap_or(Path::new("plugins.d")),
             ),
+            audit_syslog: defaults.audit_syslog.unwrap_or(false).then(|| {
+                resolve(
+                    defaults
+                        .audit_syslog_socket
+                        .as_deref()
+                        .unwrap_or(Path::new(DEFAULT_SYSLOG_SOCKET)),
+                )
+            }),
             devices,
             callers,
             lock,
@@ -509,6 +527,48 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("devices.a.address"), "{e}");
+    }
+
+    #[test]
+    fn an_inline_password_points_at_password_file_and_is_never_repeated() {
+        for (key, instead) in [
+            ("password", "password_file"),
+            ("secret", "enable_secret_file"),
+            ("passphrase", "passphrase_file"),
+        ] {
+            let text = format!(
+                "[defaults]\nlock_dir = \"l\"\n\n[devices.leaf-1]\nplatform = \"cisco_ios\"\n{key} = \"hunter2-XYZ\"\n"
+            );
+            let e = parse(&text).unwrap_err().to_string();
+            assert!(!e.contains("hunter2"), "{e}");
+            assert!(e.contains(instead), "{e}");
+            assert!(e.contains(&format!("devices.leaf-1.{key}")), "{e}");
+            assert!(e.contains("line 6"), "{e}");
+        }
+        // No error message quotes the source line (it could hold a secret).
+        let e = parse(
+            "[devices.a]\nplatform = \"x\"\nport = \"22 s3cr3t\"\naddress = \"h\" junk s3cr3t\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(!e.contains("junk") && e.contains("line 4"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_key_gets_the_closest_known_one() {
+        let e = parse("[devices.a]\nplatform = \"x\"\nalowed_vlans = [\"1\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("did you mean allowed_vlans?") && e.contains("line 3"),
+            "{e}"
+        );
+        let e = parse("[defualts]\n").unwrap_err().to_string();
+        assert!(e.contains("did you mean defaults?"), "{e}");
+        let e = parse("[devices.a]\nplatform = \"x\"\nzzzzzz = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("did you mean"), "{e}");
     }
 
     #[test]

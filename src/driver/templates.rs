@@ -780,7 +780,7 @@ impl Prepared for TemplatePlan<'_> {
     }
 
     fn mutates(&self) -> bool {
-        self.req.op != Op::VerifyPort
+        self.req.op != Op::VerifyPort && !self.req.check
     }
 
     fn apply(&self, session: &mut Session, deadline: Instant, guard: Guard) -> Applied {
@@ -1006,14 +1006,26 @@ impl TemplatePlan<'_> {
                 .collect();
             guard(&removals)?;
         }
-        let plan = match &before {
-            Some(_) => self.create_missing_vlans(session, plan, deadline, transcript)?,
-            None => plan,
-        };
+        // The VLANs the ports need exist, or are created first (manage_vlans), or the change
+        // is refused; a dry run lists the VLAN-table read a live run sends, and check mode
+        // refuses what a live run would.
+        let plan = self.create_missing_vlans(session, plan, deadline, transcript)?;
+        if let (Some(before), true) = (&before, self.req.check) {
+            return Ok(predicted(name, device, &checks, before, &plan));
+        }
         let applied = session.apply(&plan, deadline);
         transcript.append(applied.transcript);
+        let took_effect = applied.progress.took_effect;
         progress.append(applied.progress);
-        applied.result?;
+        if let Err(e) = applied.result {
+            // Refused part-way on a platform that applies each line as it goes: put the
+            // ports back as they were read, and say whether that worked.
+            if let (Some(before), true) = (&before, took_effect && session.healthy()) {
+                progress.restored =
+                    Some(self.restore(session, &checks, before, deadline, transcript));
+            }
+            return Err(e.into());
+        }
         // Notes from planning against what was read (a VLAN created on demand, an untagged
         // VLAN left in place), beyond those the prepared plan already gave.
         let fresh: Vec<String> = plan
@@ -1155,6 +1167,149 @@ fn needed_vlans(req: &Request, device: &Device) -> VlanSet {
             .collect(),
         _ => VlanSet::new(),
     }
+}
+
+impl TemplatePlan<'_> {
+    /// Declares each port as it was read before a change that failed part-way (mode, access
+    /// or native VLAN, tagged list, description, MTU), applies that, and reads the ports
+    /// again: `true` when every port reads back as before.
+    fn restore(
+        &self,
+        session: &mut Session,
+        checks: &[Check],
+        before: &[PortState],
+        deadline: Instant,
+        transcript: &mut Transcript,
+    ) -> bool {
+        let mut ports = Vec::new();
+        let mut unconfigured = Vec::new();
+        for (c, s) in checks.iter().zip(before) {
+            match declared(&c.port, s) {
+                Some(p) => ports.push(p),
+                // No mode configured before: clear the mode (and any access VLAN) where
+                // the platform can; else say the port was not restored.
+                None if s.mode.is_none()
+                    && s.access_vlan.is_none()
+                    && s.allowed_vlans.is_empty()
+                    && s.native_vlan.is_none()
+                    && self.platform.supports("mode_clear") =>
+                {
+                    unconfigured.push(c.port.clone())
+                }
+                None => return false,
+            }
+        }
+        let req = Request {
+            op: Op::UpdatePort,
+            ports,
+            ..self.req.clone()
+        };
+        let Ok(mut plan) = plan_for(&req, self.device, self.platform, &|_| Before::Unread) else {
+            return false;
+        };
+        for port in unconfigured {
+            let p = || Vars::from([("port", port.clone())]);
+            // What the failed change may have set on a port with no mode: a native or
+            // access VLAN, then the mode itself.
+            let with_vlan = || {
+                let mut v = p();
+                v.insert("vlan", "1".into());
+                v
+            };
+            let mut actions = vec![("access_remove", with_vlan())];
+            if self.platform.supports("native_remove") {
+                actions.insert(0, ("native_remove", with_vlan()));
+            }
+            actions.push(("mode_clear", p()));
+            let block = Block::port(port.clone(), actions);
+            if render_block(self.platform, &block, &mut plan).is_err() {
+                return false;
+            }
+        }
+        let applied = session.apply(&plan, deadline);
+        transcript.append(applied.transcript);
+        if applied.result.is_err() {
+            return false;
+        }
+        match read_states(session, self.platform, checks, deadline, transcript) {
+            Ok(Some(again)) => again.iter().zip(before).all(|(a, b)| same_l2(a, b)),
+            _ => false,
+        }
+    }
+}
+
+/// Check mode: what the request would do, from the ports read and the plan made from them;
+/// nothing was sent.
+fn predicted(op: &str, device: &str, checks: &[Check], before: &[PortState], plan: &Plan) -> Done {
+    let reports: Vec<PortReport> = checks
+        .iter()
+        .zip(before)
+        .map(|(c, s)| {
+            let after = c.expect.desired(s);
+            PortReport {
+                port: c.port.clone(),
+                changed: after != *s,
+                before: Some(s.clone()),
+                after: Some(after),
+                drift: Vec::new(),
+                unverified: c.expect.check(s).unverified,
+            }
+        })
+        .collect();
+    let lines: Vec<&str> = plan.lines.iter().map(|l| l.text.as_str()).collect();
+    Done {
+        changed: true,
+        summary: Summary::Said(format!(
+            "check: {op} would change {device} ({} configuration line(s)); nothing sent",
+            lines.len()
+        )),
+        diff: Some(verify::diff(&reports)),
+        warnings: readback::unverified_warning(&reports).into_iter().collect(),
+        data: serde_json::json!({"check": true, "would_send": lines, "ports": reports}),
+        drift: None,
+    }
+}
+
+/// A port's state as the `update_port` that declares it, or `None` when it has no mode to
+/// declare.
+fn declared(port: &str, s: &PortState) -> Option<PortChange> {
+    let vlan = |v: Option<u16>| v.and_then(|x| Vlan::new(x.into()).ok());
+    let mode = match s.mode.as_deref()? {
+        "access" => PortMode::Access,
+        "trunk" => PortMode::Trunk,
+        "hybrid" => PortMode::Hybrid,
+        _ => return None,
+    };
+    let (native_vlan, allowed_vlans) = match mode {
+        PortMode::Access => (Some(vlan(s.access_vlan)?), None),
+        _ => (
+            vlan(s.native_vlan),
+            Some(
+                s.allowed_vlans
+                    .iter()
+                    .filter_map(|x| Vlan::new((*x).into()).ok())
+                    .collect::<VlanSet>(),
+            ),
+        ),
+    };
+    Some(PortChange {
+        port: port.to_string(),
+        vlan: None,
+        mode: Some(mode),
+        native_vlan,
+        allowed_vlans,
+        default_vlan: None,
+        description: s.description.clone().filter(|d| !d.is_empty()),
+        mtu: s.mtu,
+    })
+}
+
+/// Whether two reads of a port agree on its layer-2 settings.
+fn same_l2(a: &PortState, b: &PortState) -> bool {
+    a.mode == b.mode
+        && a.access_vlan == b.access_vlan
+        && a.native_vlan == b.native_vlan
+        && a.allowed_vlans == b.allowed_vlans
 }
 
 /// What a change may take off ports that were not read: a detach names its VLAN; attach,

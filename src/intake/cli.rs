@@ -22,7 +22,7 @@ pub enum Format {
     Text,
 }
 
-/// mercury: put bare-metal server ports on the right layer-2 network.
+/// Put bare-metal server ports on the right layer-2 network.
 ///
 /// One request per run: mercury finds the device in its local configuration, checks the
 /// request against policy, takes the device lock, opens one session, applies the change,
@@ -46,6 +46,10 @@ pub struct Cli {
     /// could remove VLANs a caller may not remove is refused).
     #[arg(long, global = true)]
     pub no_verify: bool,
+    /// Check mode (Ansible's): connect, read the ports, and report the `diff` and the
+    /// `changed` the request would produce, sending no configuration line.
+    #[arg(long, global = true, conflicts_with_all = ["no_verify", "dry_run"])]
+    pub check: bool,
     /// Output format [default: json, or text when stdout is a terminal].
     #[arg(long, global = true, value_enum, value_name = "FORMAT")]
     pub format: Option<Format>,
@@ -100,6 +104,8 @@ pub enum Command {
     ServeJsonrpc(ServeJsonrpcArgs),
     /// Print a shell completion script.
     Completions(CompletionArgs),
+    /// Write a mercury.toml (and secret files) from networking-generic-switch's config files.
+    ImportNgs(ImportNgsArgs),
 }
 
 /// Which device: a config name, alias or switch MAC, or an Ironic link.
@@ -359,14 +365,25 @@ pub struct PortKindArgs {
 }
 
 /// check.
+///
+/// Without options: the configuration, the catalog and file permissions, without device
+/// contact. With --connect: also reach each device (or each --device), verify its host key,
+/// log in, work out the prompt and mode, and read whether the idle VLAN exists; one line per
+/// device, and nothing is configured.
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
     /// Lint the catalog only (built-in plus plugins.d).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "connect")]
     pub catalog: bool,
     /// Print the supported-operations table (Markdown) instead of JSON.
     #[arg(long, requires = "catalog")]
     pub table: bool,
+    /// Connect to every device (or each --device): host key, login, prompt and mode, idle VLAN.
+    #[arg(long)]
+    pub connect: bool,
+    /// With --connect: only this device (repeatable).
+    #[arg(long, value_name = "NAME", requires = "connect")]
+    pub device: Vec<String>,
 }
 
 /// run.
@@ -443,11 +460,39 @@ pub enum TlsVersion {
 }
 
 /// completions.
+///
+/// The bash, zsh and fish scripts complete --device from the configured device names and
+/// aliases (read with `mercury completions --devices`, using MERCURY_CONFIG or the default
+/// configuration path).
 #[derive(Debug, Clone, Args)]
 pub struct CompletionArgs {
     /// bash, zsh, fish, elvish or powershell.
-    #[arg(value_enum)]
-    pub shell: clap_complete::Shell,
+    #[arg(value_enum, required_unless_present = "devices")]
+    pub shell: Option<clap_complete::Shell>,
+    /// Print the configured device names and aliases, one per line (what the scripts call).
+    #[arg(long, conflicts_with = "shell")]
+    pub devices: bool,
+}
+
+/// import-ngs.
+///
+/// Reads every `[genericswitch:NAME]` section (and `[ngs_coordination]`) of the given NGS /
+/// ML2 configuration files, in order, as neutron-server would, and writes OUT_DIR/mercury.toml
+/// with one `[devices.NAME]` per switch, passwords and enable secrets in OUT_DIR/secrets/
+/// (mode 0600; never in mercury.toml), and an empty OUT_DIR/known_hosts for the switches'
+/// host keys. The result lists every setting that had no equivalent. With --dry-run nothing
+/// is written and the result carries the mercury.toml text.
+#[derive(Debug, Clone, Args)]
+pub struct ImportNgsArgs {
+    /// NGS configuration files (e.g. /etc/neutron/plugins/ml2/ml2_conf_genericswitch.ini).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Where to write mercury.toml, secrets/ and known_hosts.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out_dir: PathBuf,
+    /// Replace files that already exist.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// The exit-code table for `--help` and the man page.
@@ -574,7 +619,8 @@ impl Command {
             | Command::Run(_)
             | Command::ServeSsh(_)
             | Command::ServeJsonrpc(_)
-            | Command::Completions(_) => return None,
+            | Command::Completions(_)
+            | Command::ImportNgs(_) => return None,
         };
         let mut raw = RawRequest {
             op: Some(op.to_string()),
@@ -676,7 +722,8 @@ impl Command {
             | Command::Run(_)
             | Command::ServeSsh(_)
             | Command::ServeJsonrpc(_)
-            | Command::Completions(_) => {}
+            | Command::Completions(_)
+            | Command::ImportNgs(_) => {}
         }
         Ok(())
     }

@@ -3,10 +3,13 @@
 //! The request comes from `SSH_ORIGINAL_COMMAND`, tokenised here — never by a shell — into
 //! a verb and flags. Only the operation verbs, `run` (JSON on stdin), and the health checks
 //! `true` and `version` are accepted; only each verb's own flags plus `--dry-run`,
-//! `--format` and `--verify` may follow. Anything that could change configuration, audit or lock paths, read
-//! a file, or turn on diagnostics (`--config`, `--request`, `-v`, `--verbose`) is refused, as
-//! are control characters, shell metacharacters and overlong input. All refusals are usage
-//! errors (exit 64).
+//! `--format` and `--verify` may follow. Anything that could change configuration, audit or
+//! lock paths, read a file, or turn on diagnostics (`--config`, `--request`, `-v`,
+//! `--verbose`) is refused, as are control and format characters anywhere, shell
+//! metacharacters outside quotes, and overlong input. Quoting follows the POSIX shell's
+//! rules closely enough that a command built with Python's `shlex.join` arrives word for
+//! word, so a quoted reason may carry any printable text (`'CHG-1 (urgent)'`, `'node #7'`).
+//! All refusals are usage errors (exit 64).
 
 use crate::request::Op;
 
@@ -93,6 +96,7 @@ fn allowed_flags(verb: &str) -> Vec<String> {
         "format".to_string(),
         "verify".to_string(),
         "no-verify".to_string(),
+        "check".to_string(),
     ];
     if let Some(sub) = crate::intake::cli::command().find_subcommand(verb) {
         out.extend(
@@ -109,70 +113,92 @@ fn allowed_flags(verb: &str) -> Vec<String> {
     out
 }
 
-/// Splits on spaces and tabs; `'...'` and `"..."` group (no escapes inside). Refuses
-/// control characters, backslashes and shell metacharacters outright.
+/// Characters a shell would treat specially outside quotes. Outside quotes they are refused
+/// (a caller who typed one expected a shell); inside quotes they are ordinary text.
+const SHELL_SPECIAL: &[char] = &[
+    ';', '|', '&', '$', '`', '<', '>', '\\', '(', ')', '{', '}', '*', '?', '[', ']', '~', '!', '#',
+];
+
+/// Splits like a POSIX shell would, without ever running one: words are separated by spaces
+/// and tabs; `'...'` keeps everything literally; `"..."` too, except that `\"`, `\\`, `\$`
+/// and `` \` `` stand for the character (an unescaped `$` or backquote inside `"..."` is
+/// refused: a shell would expand it). Adjacent quoted and unquoted parts join into one word,
+/// so Python's `shlex.join` / `shlex.quote` output (`'it'"'"'s'`) comes back as it was
+/// quoted. Control and format characters are refused everywhere, shell metacharacters
+/// outside quotes.
 fn tokenize(s: &str) -> Result<Vec<String>, String> {
-    if let Some(c) = s
-        .chars()
-        .find(|c| crate::request::validate::is_dangerous(*c) && *c != '\t')
-    {
+    use crate::request::validate::{is_dangerous, Escaped};
+    if let Some(c) = s.chars().find(|c| is_dangerous(*c) && *c != '\t') {
         return Err(format!(
-            "control character {} in forced command",
-            crate::request::validate::Escaped(&c.to_string())
+            "control or format character {} in forced command",
+            Escaped(&c.to_string())
         ));
     }
-    if let Some(c) = s.chars().find(|c| {
-        matches!(
-            c,
-            ';' | '|'
-                | '&'
-                | '$'
-                | '`'
-                | '<'
-                | '>'
-                | '\\'
-                | '('
-                | ')'
-                | '{'
-                | '}'
-                | '*'
-                | '?'
-                | '['
-                | ']'
-                | '~'
-                | '!'
-                | '#'
-        )
-    }) {
-        return Err(format!(
-            "character {c:?} is not allowed in a forced command"
-        ));
+    #[derive(Clone, Copy, PartialEq)]
+    enum Quote {
+        None,
+        Single,
+        Double,
     }
     let mut tokens = Vec::new();
     let mut cur = String::new();
     let mut in_token = false;
-    let mut quote: Option<char> = None;
-    for c in s.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), c) => cur.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                in_token = true;
-            }
-            (None, ' ' | '\t') => {
-                if in_token {
-                    tokens.push(std::mem::take(&mut cur));
-                    in_token = false;
+    let mut quote = Quote::None;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match quote {
+            Quote::Single => match c {
+                '\'' => quote = Quote::None,
+                '\t' => return Err("tab inside a quoted word in forced command".into()),
+                c => cur.push(c),
+            },
+            Quote::Double => match c {
+                '"' => quote = Quote::None,
+                '\\' => match chars.next() {
+                    Some(e @ ('"' | '\\' | '$' | '`')) => cur.push(e),
+                    Some(e) => {
+                        cur.push('\\');
+                        cur.push(e);
+                    }
+                    None => return Err("unterminated quote in forced command".into()),
+                },
+                '$' | '`' => {
+                    return Err(format!(
+                        "character {c:?} inside double quotes would be expanded by a shell; \
+                         use single quotes"
+                    ))
                 }
-            }
-            (None, c) => {
-                cur.push(c);
-                in_token = true;
-            }
+                '\t' => return Err("tab inside a quoted word in forced command".into()),
+                c => cur.push(c),
+            },
+            Quote::None => match c {
+                '\'' => {
+                    quote = Quote::Single;
+                    in_token = true;
+                }
+                '"' => {
+                    quote = Quote::Double;
+                    in_token = true;
+                }
+                ' ' | '\t' => {
+                    if in_token {
+                        tokens.push(std::mem::take(&mut cur));
+                        in_token = false;
+                    }
+                }
+                c if SHELL_SPECIAL.contains(&c) => {
+                    return Err(format!(
+                        "character {c:?} is not allowed outside quotes in a forced command"
+                    ))
+                }
+                c => {
+                    cur.push(c);
+                    in_token = true;
+                }
+            },
         }
     }
-    if quote.is_some() {
+    if quote != Quote::None {
         return Err("unterminated quote in forced command".into());
     }
     if in_token {
@@ -212,6 +238,44 @@ mod tests {
         );
     }
 
+    fn reason_of(command: &str) -> String {
+        match parse(command) {
+            Ok(Forced::Args(a)) => {
+                let i = a.iter().position(|t| t == "--reason").unwrap();
+                a[i + 1].clone()
+            }
+            other => panic!("{command:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_quoted_reason_carries_any_printable_text() {
+        for (command, reason) in [
+            ("attach-port --reason 'CHG-1 (urgent)'", "CHG-1 (urgent)"),
+            ("attach-port --reason 'node #7'", "node #7"),
+            (
+                "attach-port --reason 'a; b | c && $(d) `e` <f> *?[]~!{}'",
+                "a; b | c && $(d) `e` <f> *?[]~!{}",
+            ),
+            ("attach-port --reason \"deploy node 7\"", "deploy node 7"),
+            (
+                "attach-port --reason \"say \\\"hi\\\" \\$5 \\\\ \\x\"",
+                "say \"hi\" $5 \\ \\x",
+            ),
+            ("attach-port --reason 'back\\slash'", "back\\slash"),
+            ("attach-port --reason 'Zürich → 東京 ✓'", "Zürich → 東京 ✓"),
+            // shlex.quote("it's") == 'it'"'"'s'
+            ("attach-port --reason 'it'\"'\"'s'", "it's"),
+            ("attach-port --reason CHG-''1", "CHG-1"),
+        ] {
+            assert_eq!(reason_of(command), reason, "{command}");
+        }
+        assert_eq!(
+            parse("attach-port --reason=\"x (y)\"").unwrap(),
+            Forced::Args(vec!["attach-port".into(), "--reason=x (y)".into()])
+        );
+    }
+
     #[test]
     fn verify_is_allowed_over_ssh() {
         assert!(matches!(
@@ -247,6 +311,19 @@ mod tests {
             "attach-port --reason a\\b",
             "true now",
             "attach-port --reason a\u{2028}b",
+            "attach-port --reason 'a\u{200b}b'",
+            "attach-port --reason 'a\u{ad}b'",
+            "attach-port --reason 'a\u{2060}b'",
+            "attach-port --reason 'a\u{e0041}b'",
+            "attach-port --reason 'a\tb'",
+            "attach-port --reason \"$(id)\"",
+            "attach-port --reason \"`id`\"",
+            "attach-port --reason \"unterminated\\",
+            "attach-port --reason (urgent)",
+            "attach-port --reason node#7",
+            "attach-port '--config' /tmp/x",
+            "attach-port --reason ok '--config=/tmp/x'",
+            "'attach-port' -v",
         ] {
             assert!(parse(bad).is_err(), "{bad:?} accepted");
         }

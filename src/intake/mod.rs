@@ -8,6 +8,8 @@
 
 pub mod cli;
 pub mod forced;
+pub mod manual;
+pub mod ngs;
 
 use std::io::{IsTerminal, Read};
 use std::path::Path;
@@ -17,7 +19,8 @@ use cli::{Cli, Command};
 use forced::Forced;
 
 use crate::report::error::Error;
-use crate::report::{Format, Outcome};
+use crate::report::exit::ExitKind;
+use crate::report::{Format, Outcome, Report};
 use crate::request::{RawRequest, RequestError};
 use crate::run::{self, Origin, Submission};
 use crate::serve;
@@ -30,14 +33,13 @@ pub const MAX_REQUEST_BYTES: u64 = 1024 * 1024;
 pub fn dispatch(cli: Cli) -> Outcome {
     let format = cli.format.map(Format::from).unwrap_or_else(default_format);
     match &cli.command {
-        Command::Completions(c) => {
-            let mut buf = Vec::new();
-            clap_complete::generate(c.shell, &mut cli::command(), "mercury", &mut buf);
-            Outcome {
-                stdout: String::from_utf8_lossy(&buf).into_owned(),
+        Command::Completions(c) => match c.shell {
+            Some(shell) => Outcome {
+                stdout: completions(shell),
                 code: 0,
-            }
-        }
+            },
+            None => device_names(&cli.config),
+        },
         Command::ServeJsonrpc(args) => serve::jsonrpc::serve_inetd(
             &cli.config,
             &serve::jsonrpc::Options {
@@ -60,6 +62,7 @@ pub fn dispatch(cli: Cli) -> Outcome {
             },
         ),
         Command::Check(c) if c.table => run::table(&cli.config, format),
+        Command::ImportNgs(args) => import_ngs(args, cli.dry_run, format),
         _ => match submission(&cli) {
             Ok(Intake::Submit(s)) => run::submit(&cli.config, *s, format),
             Ok(Intake::Reply(msg)) => run::reply(msg, format),
@@ -68,9 +71,175 @@ pub fn dispatch(cli: Cli) -> Outcome {
     }
 }
 
-/// The result of a usage error (unknown verb or flag), for `main`.
-pub fn usage_error(message: &str) -> Outcome {
-    run::failed(Error::Usage(message.trim().to_string()), default_format())
+/// The completion script for `shell`, with `--device` completed from the configured
+/// devices (bash, zsh, fish) instead of file names.
+pub fn completions(shell: clap_complete::Shell) -> String {
+    use clap_complete::Shell;
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut cli::command(), "mercury", &mut buf);
+    let script = String::from_utf8_lossy(&buf).into_owned();
+    match shell {
+        Shell::Bash => script.replace(
+            "--device)\n                    COMPREPLY=($(compgen -f \"${cur}\"))",
+            "--device)\n                    COMPREPLY=($(compgen -W \"$(mercury completions --devices 2>/dev/null)\" -- \"${cur}\"))",
+        ),
+        Shell::Zsh => {
+            let lines: Vec<String> = script
+                .lines()
+                .map(|l| {
+                    if l.starts_with("'--device=[") && l.contains(":NAME:_default'") {
+                        l.replace(":NAME:_default'", ":NAME:_mercury_devices'")
+                    } else {
+                        l.to_string()
+                    }
+                })
+                .collect();
+            let mut out = lines.join("\n");
+            out.push_str(
+                "\n\n(( $+functions[_mercury_devices] )) ||\n_mercury_devices() {\n    local -a devices\n    devices=(${(f)\"$(mercury completions --devices 2>/dev/null)\"})\n    _describe -t devices 'device' devices\n}\n",
+            );
+            out
+        }
+        Shell::Fish => {
+            let mut out: String = script
+                .lines()
+                .map(|l| {
+                    if l.contains(" -l device ") && l.ends_with(" -r") {
+                        format!("{l} -f -a \"(__mercury_devices)\"\n")
+                    } else {
+                        format!("{l}\n")
+                    }
+                })
+                .collect();
+            out.insert_str(
+                0,
+                "function __mercury_devices\n    mercury completions --devices 2>/dev/null\nend\n\n",
+            );
+            out
+        }
+        _ => script,
+    }
+}
+
+/// `mercury completions --devices`: configured device names and aliases, one per line
+/// (nothing, and exit 78, when the configuration cannot be read).
+fn device_names(config: &Path) -> Outcome {
+    match crate::config::Config::load(config) {
+        Ok(c) => {
+            let mut names: Vec<&str> = c
+                .devices
+                .values()
+                .flat_map(|d| {
+                    std::iter::once(d.name.as_str()).chain(d.aliases.iter().map(String::as_str))
+                })
+                .collect();
+            names.sort_unstable();
+            Outcome {
+                stdout: names.iter().map(|n| format!("{n}\n")).collect(),
+                code: 0,
+            }
+        }
+        Err(_) => Outcome {
+            stdout: String::new(),
+            code: ExitKind::Config.code(),
+        },
+    }
+}
+
+/// `mercury import-ngs`: read the NGS files, write the configuration, report what had no
+/// equivalent.
+fn import_ngs(args: &cli::ImportNgsArgs, dry_run: bool, format: Format) -> Outcome {
+    let started = std::time::Instant::now();
+    let mut report = Report::new(run::new_request_id());
+    report.op = Some("import_ngs".into());
+    report.dry_run = dry_run;
+    let result = (|| -> Result<(), Error> {
+        let mut files = Vec::new();
+        for f in &args.files {
+            let text = std::fs::read_to_string(f)
+                .map_err(|e| Error::ConfigMessage(format!("cannot read {}: {e}", f.display())))?;
+            files.push((f.clone(), text));
+        }
+        let catalog = crate::catalog::Catalog::builtin()?;
+        let imported = ngs::import(&files, &catalog).map_err(Error::ConfigMessage)?;
+        let config_path = args.out_dir.join("mercury.toml");
+        // What was written must load: a bug here is better caught now than on the first run.
+        crate::config::Config::parse(&config_path, &imported.toml).map_err(|e| {
+            Error::Internal(format!("the imported configuration does not parse: {e}"))
+        })?;
+        let written = if dry_run {
+            Vec::new()
+        } else {
+            ngs::write(&imported, &args.out_dir, args.force).map_err(Error::ConfigMessage)?
+        };
+        report.data = serde_json::json!({
+            "config": config_path,
+            "written": written,
+            "devices": imported.devices,
+            "skipped": imported.skipped,
+            "secrets": imported.secrets.iter().map(|s| args.out_dir.join(&s.path)).collect::<Vec<_>>(),
+            "unmapped": imported.notes,
+            "toml": if dry_run { Some(&imported.toml) } else { None },
+        });
+        report.changed = !written.is_empty();
+        report.msg = format!(
+            "{} {} device{} from {} file{} into {}{}; {} note{} on settings without an exact equivalent (data.unmapped); next: add the switches' host keys to {}, then `mercury --config {} check`",
+            if dry_run { "would import" } else { "imported" },
+            imported.devices.len(),
+            if imported.devices.len() == 1 { "" } else { "s" },
+            files.len(),
+            if files.len() == 1 { "" } else { "s" },
+            config_path.display(),
+            if imported.skipped.is_empty() { String::new() } else { format!(" ({} skipped: {})", imported.skipped.len(), imported.skipped.join(", ")) },
+            imported.notes.len(),
+            if imported.notes.len() == 1 { "" } else { "s" },
+            args.out_dir.join("known_hosts").display(),
+            config_path.display(),
+        );
+        report.warnings.extend(imported.notes.iter().map(|n| {
+            format!(
+                "{}{} ({}): {}",
+                n.device
+                    .as_deref()
+                    .map(|d| format!("{d}: "))
+                    .unwrap_or_default(),
+                n.key,
+                n.at,
+                n.message
+            )
+        }));
+        Ok(())
+    })();
+    run::finish(report, result, started, format)
+}
+
+/// The result of a usage error (unknown verb or flag), for `main`: rendered as `args` asked
+/// (`--format text` / `--format=text` is honoured even though the arguments did not parse),
+/// else JSON unless stdout is a terminal.
+pub fn usage_error(message: &str, args: &[std::ffi::OsString]) -> Outcome {
+    run::failed(Error::Usage(message.trim().to_string()), format_in(args))
+}
+
+/// The `--format` the raw arguments ask for, if they name one, else the default.
+fn format_in(args: &[std::ffi::OsString]) -> Format {
+    let args: Vec<&str> = args.iter().filter_map(|a| a.to_str()).collect();
+    let mut asked = None;
+    for (i, a) in args.iter().enumerate() {
+        if *a == "--" {
+            break;
+        }
+        let value = match a.strip_prefix("--format") {
+            Some("") => args.get(i + 1).copied(),
+            Some(rest) => rest.strip_prefix('='),
+            None => None,
+        };
+        match value {
+            Some("text") => asked = Some(Format::Text),
+            Some("json") => asked = Some(Format::Json),
+            _ => {}
+        }
+    }
+    asked.unwrap_or_else(default_format)
 }
 
 /// JSON when stdout is not a terminal (the contract for programs), text for people.
@@ -136,6 +305,9 @@ fn submission(cli: &Cli) -> Result<Intake, Error> {
                     if parsed.no_verify {
                         raw.verify = Some(false);
                     }
+                    if parsed.check {
+                        raw.check = Some(true);
+                    }
                     raw
                 }
             });
@@ -143,7 +315,10 @@ fn submission(cli: &Cli) -> Result<Intake, Error> {
             sub.allow_devices = (!s.allow_devices.is_empty()).then(|| s.allow_devices.clone());
         }
         Command::Run(r) => sub.raw = Some(read_json(r.request.as_deref())?),
-        Command::Check(c) => sub.check = Some(c.catalog),
+        Command::Check(c) => {
+            sub.check = Some(c.catalog);
+            sub.connect = c.connect.then(|| c.device.clone());
+        }
         other => {
             sub.raw = Some(
                 other
@@ -158,6 +333,9 @@ fn submission(cli: &Cli) -> Result<Intake, Error> {
         }
         if cli.no_verify {
             raw.verify = Some(false);
+        }
+        if cli.check {
+            raw.check = Some(true);
         }
     }
     Ok(Intake::Submit(Box::new(sub)))

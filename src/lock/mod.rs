@@ -271,6 +271,19 @@ pub fn acquire(
     timeout: Duration,
     holder: &Holder,
 ) -> Result<DeviceLock, LockError> {
+    acquire_watched(dir, device, slots, timeout, holder, &mut |_| {})
+}
+
+/// [`acquire`], calling `waiting` with the time waited so far after every unsuccessful
+/// attempt (for progress shown to a person).
+pub fn acquire_watched(
+    dir: &Path,
+    device: &str,
+    slots: u32,
+    timeout: Duration,
+    holder: &Holder,
+    waiting: &mut dyn FnMut(Duration),
+) -> Result<DeviceLock, LockError> {
     let started = Instant::now();
     let mut pause = Duration::from_millis(5);
     loop {
@@ -278,6 +291,7 @@ pub fn acquire(
             return Ok(lock);
         }
         let waited = started.elapsed();
+        waiting(waited);
         if waited >= timeout {
             return Err(LockError::Timeout {
                 device: device.to_string(),

@@ -3,7 +3,8 @@
 //! For a request that may touch a device, a `started` record is written (and must succeed)
 //! before the device is contacted, and a `finished` record after, so a crash mid-change
 //! still leaves a trace. Requests refused before that (invalid, denied) and queries get a
-//! single `finished` record. Records answer who / what / when / why / how. Secrets never
+//! single `finished` record. Records answer who / what / when / why / how. With
+//! `audit_syslog = true` each record also goes to syslog / journald. Secrets never
 //! reach this module: it records the lines sent, which never contain them.
 //!
 //! The log's directory is trust-checked (`config::trust`: root's or the running user's,
@@ -164,12 +165,45 @@ pub struct Record<'a> {
 pub struct AuditLog {
     path: PathBuf,
     file: File,
+    syslog: Option<Syslog>,
+}
+
+/// Audit records as syslog messages (RFC 3164 framing, facility authpriv, severity info,
+/// tag `mercury`, the JSON line as the message) on a local datagram socket: `/dev/log`,
+/// which rsyslog and systemd-journald both serve. Best effort: the file is the record of
+/// truth, and a message that cannot be sent becomes a warning in the result.
+struct Syslog {
+    socket: PathBuf,
+    sender: Option<std::os::unix::net::UnixDatagram>,
+}
+
+impl Syslog {
+    /// `<86>` = facility authpriv (10) × 8 + severity info (6).
+    const PRIORITY: &'static str = "<86>";
+
+    fn send(&mut self, json: &[u8]) -> Result<(), String> {
+        if self.sender.is_none() {
+            let s = std::os::unix::net::UnixDatagram::unbound()
+                .map_err(|e| format!("syslog socket: {e}"))?;
+            self.sender = Some(s);
+        }
+        let mut msg = format!("{}mercury[{}]: ", Self::PRIORITY, std::process::id()).into_bytes();
+        msg.extend_from_slice(json);
+        match &self.sender {
+            Some(s) => s
+                .send_to(&msg, &self.socket)
+                .map(|_| ())
+                .map_err(|e| format!("syslog {}: {e}", self.socket.display())),
+            None => Err("syslog socket".into()),
+        }
+    }
 }
 
 impl AuditLog {
     /// Opens (creating, mode 0640, parent directory 0750) the log for appending, after the
-    /// trust checks; never through a symbolic link.
-    pub fn open(path: &Path) -> Result<AuditLog, AuditError> {
+    /// trust checks; never through a symbolic link. With `syslog`, records are also sent to
+    /// that syslog socket.
+    pub fn open(path: &Path, syslog: Option<&Path>) -> Result<AuditLog, AuditError> {
         let err = |source| AuditError::Io {
             path: path.to_path_buf(),
             source,
@@ -190,20 +224,29 @@ impl AuditLog {
         Ok(AuditLog {
             path: path.to_path_buf(),
             file,
+            syslog: syslog.map(|p| Syslog {
+                socket: p.to_path_buf(),
+                sender: None,
+            }),
         })
     }
 
-    /// Appends one record as one line, in one write.
-    pub fn write(&mut self, record: &Record) -> Result<(), AuditError> {
+    /// Appends one record as one line, in one write, and sends it to syslog when
+    /// configured. A syslog failure is returned as `Ok(Some(warning))`: the file has it.
+    pub fn write(&mut self, record: &Record) -> Result<Option<String>, AuditError> {
         let mut line = serde_json::to_vec(record).map_err(|e| AuditError::Io {
             path: self.path.clone(),
             source: std::io::Error::other(e),
         })?;
+        let syslog = self.syslog.as_mut().and_then(|s| s.send(&line).err());
         line.push(b'\n');
-        self.file.write_all(&line).map_err(|source| AuditError::Io {
-            path: self.path.clone(),
-            source,
-        })
+        self.file
+            .write_all(&line)
+            .map_err(|source| AuditError::Io {
+                path: self.path.clone(),
+                source,
+            })?;
+        Ok(syslog.map(|e| format!("audit record not sent to syslog: {e}")))
     }
 }
 
@@ -239,7 +282,9 @@ mod tests {
         assert_eq!(who.ssh_client.as_deref(), Some("192.0.2.9"));
         let what = serde_json::json!({"op": "attach_port"});
         let why = serde_json::json!({"reason": "CHG-1"});
-        let mut log = AuditLog::open(&path).unwrap();
+        let sock_path = dir.path().join("log.sock");
+        let sock = std::os::unix::net::UnixDatagram::bind(&sock_path).unwrap();
+        let mut log = AuditLog::open(&path, Some(&sock_path)).unwrap();
         log.write(&record("started", "r1", &who, &what, &why, None))
             .unwrap();
         log.write(&record(
@@ -259,5 +304,26 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[1]["how"]["rc"], 0);
         assert!(lines[0].get("how").is_none());
+        // The same two records reached the syslog socket, framed as RFC 3164 messages.
+        let mut buf = vec![0u8; 65536];
+        for want in &lines {
+            let n = sock.recv(&mut buf).unwrap();
+            let msg = std::str::from_utf8(&buf[..n]).unwrap();
+            let json = msg
+                .strip_prefix(&format!("<86>mercury[{}]: ", std::process::id()))
+                .unwrap_or_else(|| panic!("{msg}"));
+            assert_eq!(
+                &serde_json::from_str::<serde_json::Value>(json).unwrap(),
+                want
+            );
+        }
+        // A syslog that is not there is a warning; the file still gets the record.
+        drop(sock);
+        std::fs::remove_file(&sock_path).unwrap();
+        let warning = log
+            .write(&record("finished", "r2", &who, &what, &why, None))
+            .unwrap();
+        assert!(warning.unwrap().contains("syslog"));
+        assert_eq!(fs::read_to_string(&path).unwrap().lines().count(), 3);
     }
 }

@@ -47,6 +47,9 @@ pub enum Error {
     /// accepted the change but does not show it; `verify_port`: the port drifted). Exit 1.
     #[error("{0}")]
     Drift(String),
+    /// `mercury check --connect`: a device check failed; the kind is that device's.
+    #[error("{1}")]
+    Check(ExitKind, String),
     /// A bug.
     #[error("internal error: {0}")]
     Internal(String),
@@ -93,6 +96,7 @@ impl Error {
             },
             Error::Session(s) => session_kind(s),
             Error::Internal(_) => ExitKind::Internal,
+            Error::Check(kind, _) => *kind,
             Error::Drift(_) => ExitKind::DeviceRejected,
         }
     }

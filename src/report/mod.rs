@@ -3,11 +3,12 @@
 //! Keys callers rely on (DESIGN §4): `ok`, `failed`, `changed`, `rc`, `msg`, `error_kind`,
 //! `op`, `device`, `platform`, `request_id`, `elapsed_ms`, `commands`, `warnings`. Mercury
 //! adds `dry_run`, `round_trips` and an operation's answer under `data`. `--format text`
-//! renders the same object for people.
+//! renders the same object for people (`text`).
 
 pub mod audit;
 pub mod error;
 pub mod exit;
+pub mod text;
 
 use serde::Serialize;
 
@@ -90,7 +91,12 @@ pub struct Report {
 /// The sentence added to a failure's message when some of the change reached the device.
 fn partly(p: &Progress) -> String {
     let mut s = String::new();
-    if p.took_effect {
+    if p.took_effect && p.restored == Some(true) {
+        s.push_str(&format!(
+            "; {} line(s) had taken effect and were undone: the ports read back as before",
+            p.accepted.len()
+        ));
+    } else if p.took_effect {
         s.push_str(&format!(
             "; PARTLY APPLIED: {} line(s) took effect",
             p.accepted.len()
@@ -100,6 +106,9 @@ fn partly(p: &Progress) -> String {
         }
         if p.saved == Some(false) {
             s.push_str(", not saved");
+        }
+        if p.restored == Some(false) {
+            s.push_str(", and putting the ports back as read before failed");
         }
         s.push_str(": read the port back (verify-port) and repeat or reset the request");
     } else if let Some(l) = &p.in_flight {
@@ -146,7 +155,8 @@ impl Report {
             || progress.in_flight.is_some()
             || !progress.accepted.is_empty()
             || progress.saved == Some(false);
-        self.changed |= progress.took_effect;
+        // Undone and read back as before: the device is as it was.
+        self.changed |= progress.took_effect && progress.restored != Some(true);
         if reached {
             self.partial = Some(progress);
         }
@@ -181,57 +191,9 @@ impl Report {
         })
     }
 
-    /// A rendering for people.
+    /// A rendering for people ([`text::render`]).
     pub fn to_text(&self) -> String {
-        let mut out = String::new();
-        let status = if self.ok {
-            if self.dry_run {
-                "planned"
-            } else if self.changed {
-                "changed"
-            } else {
-                "ok"
-            }
-        } else {
-            "FAILED"
-        };
-        let what = [self.op.as_deref(), self.device.as_deref()]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(" on ");
-        let platform = self
-            .platform
-            .as_deref()
-            .map(|p| format!(" ({p})"))
-            .unwrap_or_default();
-        out.push_str(&format!("{status}: {what}{platform} [rc {}", self.rc));
-        if let Some(k) = self.error_kind {
-            out.push_str(&format!(", {k}"));
-        }
-        out.push_str(&format!(
-            ", {} ms, request {}]\n",
-            self.elapsed_ms, self.request_id
-        ));
-        if !self.msg.is_empty() {
-            out.push_str(&format!("  {}\n", self.msg));
-        }
-        for c in &self.commands {
-            out.push_str(&format!("  > {}\n", c.input));
-            for l in c.output.lines().filter(|l| !l.trim().is_empty()) {
-                out.push_str(&format!("    {l}\n"));
-            }
-        }
-        for w in &self.warnings {
-            out.push_str(&format!("  warning: {w}\n"));
-        }
-        if !self.data.is_null() {
-            let pretty = serde_json::to_string_pretty(&self.data).unwrap_or_default();
-            for l in pretty.lines() {
-                out.push_str(&format!("  {l}\n"));
-            }
-        }
-        out
+        text::render(self)
     }
 }
 

@@ -341,6 +341,10 @@ pub struct RawRequest {
     /// the request is validated (`run::resolve::networks`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<String>,
+    /// Check mode (`--check`): read the ports and say what the change would do, sending no
+    /// configuration line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check: Option<bool>,
 }
 
 impl RawRequest {
@@ -527,6 +531,9 @@ pub struct Request {
     /// What the request said about reading (`verify: true` / `--verify`, `verify: false` /
     /// `--no-verify`), or nothing (the device's setting decides).
     pub verify_asked: Option<bool>,
+    /// Check mode: read, plan, report the diff and the `changed` the request would
+    /// produce; no configuration line is sent.
+    pub check: bool,
 }
 
 const LIFECYCLES: &[&str] = &[
@@ -637,9 +644,22 @@ impl Request {
                 op.name()
             )));
         }
+        let check = raw.check == Some(true);
+        if check && (!op.mutates() || raw.verify == Some(false)) {
+            return Err(bad(format!(
+                "check mode reads the ports to predict a change: {} {}",
+                op.name(),
+                if op.mutates() {
+                    "cannot be checked without reading (verify: false)"
+                } else {
+                    "changes nothing"
+                }
+            )));
+        }
         let mut req = Request {
             verify,
-            verify_asked: raw.verify,
+            verify_asked: if check { Some(true) } else { raw.verify },
+            check,
             op,
             device: raw.device.clone(),
             link,

@@ -16,21 +16,27 @@ pub(super) struct Locks<'l> {
 }
 
 impl Locks<'_> {
+    /// Waits for a slot, telling a person on stderr who holds the device once the wait
+    /// passes a second (see [`WaitNotice`]).
+    pub(super) fn acquire(&self, deadline: Instant) -> Result<DeviceLock, Error> {
+        let mut notice = WaitNotice::new(self.dir, self.device, self.slots);
+        let lock = lock::acquire_watched(
+            self.dir,
+            self.device,
+            self.slots,
+            deadline.saturating_duration_since(Instant::now()),
+            self.holder,
+            &mut |waited| notice.tick(waited),
+        );
+        notice.done();
+        Ok(lock?)
+    }
+
     pub(super) fn try_acquire(&self) -> Result<Option<DeviceLock>, Error> {
         Ok(lock::try_acquire(
             self.dir,
             self.device,
             self.slots,
-            self.holder,
-        )?)
-    }
-
-    pub(super) fn acquire(&self, deadline: Instant) -> Result<DeviceLock, Error> {
-        Ok(lock::acquire(
-            self.dir,
-            self.device,
-            self.slots,
-            deadline.saturating_duration_since(Instant::now()),
             self.holder,
         )?)
     }
@@ -55,6 +61,65 @@ impl Locks<'_> {
             device: self.device.to_string(),
             waited,
             holders: lock::describe_holders(self.dir, self.device, self.slots),
+        }
+    }
+}
+
+/// Progress on stderr while a request waits for a device lock: once the wait passes a
+/// second, one line naming the holders (pid, request id, operation, since); when stderr is
+/// a terminal, a counter after it updated every second. Nothing when the lock comes at
+/// once, and never anything on stdout (the result's).
+pub(super) struct WaitNotice<'a> {
+    dir: &'a Path,
+    device: &'a str,
+    slots: u32,
+    shown: Option<u64>,
+    terminal: bool,
+}
+
+impl<'a> WaitNotice<'a> {
+    pub(super) fn new(dir: &'a Path, device: &'a str, slots: u32) -> WaitNotice<'a> {
+        use std::io::IsTerminal;
+        WaitNotice {
+            dir,
+            device,
+            slots,
+            shown: None,
+            terminal: std::io::stderr().is_terminal(),
+        }
+    }
+
+    pub(super) fn tick(&mut self, waited: Duration) {
+        use std::io::Write;
+        if waited < Duration::from_secs(1) {
+            return;
+        }
+        let secs = waited.as_secs();
+        let mut err = std::io::stderr().lock();
+        match self.shown {
+            None => {
+                let _ = writeln!(
+                    err,
+                    "mercury: waiting for the lock of {}: held by {}",
+                    self.device,
+                    lock::describe_holders(self.dir, self.device, self.slots)
+                );
+                if self.terminal {
+                    let _ = write!(err, "\rmercury: waited {secs} s");
+                }
+            }
+            Some(last) if self.terminal && last != secs => {
+                let _ = write!(err, "\rmercury: waited {secs} s");
+            }
+            Some(_) => {}
+        }
+        let _ = err.flush();
+        self.shown = Some(secs);
+    }
+
+    pub(super) fn done(&mut self) {
+        if self.terminal && self.shown.is_some() {
+            eprintln!();
         }
     }
 }
@@ -101,7 +166,13 @@ impl Job<'_> {
         // A holder stops claiming at the end of its own request deadline and gives each
         // claimed request at most request_timeout, so an answer is due within two of them.
         let cap = device.request_timeout * 2 + Duration::from_secs(30);
-        let waited = spool::wait(&ticket, lock_deadline, cap, || locks.try_acquire());
+        let mut notice = WaitNotice::new(locks.dir, locks.device, locks.slots);
+        let started = Instant::now();
+        let waited = spool::wait(&ticket, lock_deadline, cap, || {
+            notice.tick(started.elapsed());
+            locks.try_acquire()
+        });
+        notice.done();
         let answer = match waited {
             Ok(Waited::Lock(lock)) => return Ok(Some(lock)),
             Ok(Waited::TimedOut) => return Err(locks.timeout(device.lock_timeout).into()),
@@ -167,6 +238,16 @@ impl Job<'_> {
             match server.claim_next() {
                 Ok(Some(claim)) => {
                     let served = self.apply_claimed(session, &claim.entry, device, platform);
+                    // A waiter's change that failed part-way and was not undone must not be
+                    // saved with everyone else's: the session's save is skipped.
+                    let p = &served.progress;
+                    if served.result.is_err() && p.took_effect && p.restored != Some(true) {
+                        session.skip_save();
+                        self.report.warnings.push(format!(
+                            "not saved: coalesced request {} failed part-way and could not be undone; saving would have persisted its partial change",
+                            claim.entry.request_id
+                        ));
+                    }
                     out.push((claim, served));
                 }
                 Ok(None) => break,
@@ -254,7 +335,13 @@ impl Job<'_> {
         let mut data = serde_json::Value::Null;
         let mut diff = None;
         let (result, changed) = match served.result {
-            Err(e) => (Err((e.kind(), e.to_string())), progress.took_effect),
+            Err(e) => {
+                // Its partial change is saved, or not, with the session.
+                if progress.took_effect && progress.restored != Some(true) {
+                    progress.saved = finish.progress.saved;
+                }
+                (Err((e.kind(), e.to_string())), progress.took_effect)
+            }
             Ok(done) => {
                 data = done.data.clone();
                 diff = done.diff.clone();

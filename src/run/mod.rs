@@ -52,6 +52,8 @@ pub struct Submission {
     pub origin: Origin,
     /// Plan only: no lock, no connection, no audit.
     pub dry_run: bool,
+    /// `mercury check --connect`: `Some(devices)` (empty: every device).
+    pub connect: Option<Vec<String>>,
 }
 
 /// How a request reached Mercury, for the audit record: the SSH client (`SSH_CONNECTION`),
@@ -94,7 +96,12 @@ pub fn audit_refusal(
 ) {
     let written = Config::load(config_path)
         .map_err(Error::from)
-        .and_then(|config| Ok(AuditLog::open(&config.audit_log)?))
+        .and_then(|config| {
+            Ok(AuditLog::open(
+                &config.audit_log,
+                config.audit_syslog.as_deref(),
+            )?)
+        })
         .and_then(|mut log| {
             let who = origin.who(None);
             let id = new_request_id();
@@ -107,8 +114,10 @@ pub fn audit_refusal(
                 Some(how),
             ))?)
         });
-    if let Err(e) = written {
-        log::warn!("refusal not audited: {e}");
+    match written {
+        Err(e) => log::warn!("refusal not audited: {e}"),
+        Ok(Some(w)) => log::warn!("{w}"),
+        Ok(None) => {}
     }
 }
 
@@ -189,7 +198,9 @@ pub fn reply(msg: String, format: Format) -> Outcome {
     finish(report, Ok(()), Instant::now(), format)
 }
 
-fn finish(
+/// Ends a run: fills in the request id and elapsed time, records `result`'s error (if any)
+/// in the report, and renders it in `format`.
+pub fn finish(
     mut report: Report,
     result: Result<(), Error>,
     started: Instant,
@@ -230,7 +241,12 @@ fn execute(config_path: &Path, sub: Submission, report: &mut Report) -> Result<(
         let Some(catalog_only) = sub.check else {
             return Err(Error::Internal("no request".into()));
         };
-        return check(&config, &catalog, catalog_only, report);
+        report.op = Some("check".into());
+        let offline = check(&config, &catalog, catalog_only, report);
+        return match &sub.connect {
+            Some(devices) => check::connect(&config, &catalog, devices, report, offline),
+            None => offline,
+        };
     };
 
     let who = sub.origin.who(sub.caller.clone());
@@ -240,8 +256,12 @@ fn execute(config_path: &Path, sub: Submission, report: &mut Report) -> Result<(
                 Error::Denied(policy::Denied {
                     rule: "callers".into(),
                     message: format!(
-                        "caller {} is not configured",
-                        crate::request::validate::Escaped(name)
+                        "caller {} is not configured{}",
+                        crate::request::validate::Escaped(name),
+                        crate::util::suggest::did_you_mean(
+                            name,
+                            config.callers.keys().map(String::as_str)
+                        )
                     ),
                 })
             })?,
@@ -467,6 +487,11 @@ impl Job<'_> {
             }
             Err(e) => Err(e.into()),
         };
+        // Our own change failed part-way and was not undone: never save it (nor anything
+        // else in this session).
+        if own.is_err() && progress.took_effect && progress.restored != Some(true) {
+            session.skip_save();
+        }
         // Before closing (after our own lines, before the save): apply spooled requests.
         let served = if coalesce {
             self.serve(
@@ -560,10 +585,15 @@ impl Job<'_> {
         self.report.warnings.extend(done.warnings);
         self.report.commands = transcript.commands;
         self.report.msg = format!(
-            "dry run: {} would send {} lines to {}",
+            "dry run: {} would send {} lines to {}{}",
             req.op.name(),
             self.report.commands.len(),
-            device.name
+            device.name,
+            if prepared.mutates() {
+                " (nothing is read, so changed is unknown: --check reads the ports and predicts it)"
+            } else {
+                ""
+            }
         );
         Ok(())
     }
@@ -577,6 +607,12 @@ impl Job<'_> {
         done: driver::Done,
     ) -> Result<(), Error> {
         self.report.changed = done.changed;
+        if req.check {
+            // Check mode predicts: the device itself was not changed (the audit says so).
+            self.how_extra.insert("check".into(), json!(true));
+            self.how_extra
+                .insert("would_change".into(), json!(done.changed));
+        }
         self.report.warnings.extend(done.warnings);
         let applied = format!(
             "{} applied on {} ({} lines, {} round trips)",
@@ -614,7 +650,10 @@ impl Job<'_> {
 
     fn open_audit(&mut self) -> Result<&mut AuditLog, Error> {
         if self.audit.is_none() {
-            self.audit = Some(AuditLog::open(&self.config.audit_log)?);
+            self.audit = Some(AuditLog::open(
+                &self.config.audit_log,
+                self.config.audit_syslog.as_deref(),
+            )?);
         }
         self.audit
             .as_mut()
@@ -629,7 +668,8 @@ impl Job<'_> {
             self.why.clone(),
         );
         let log = self.open_audit()?;
-        log.write(&audit::record("started", &id, &who, &what, &why, None))?;
+        let warning = log.write(&audit::record("started", &id, &who, &what, &why, None))?;
+        self.report.warnings.extend(warning);
         self.started_written = true;
         Ok(())
     }
@@ -650,7 +690,7 @@ impl Job<'_> {
             "rc": kind.code(),
             "error_kind": kind.name(),
             "msg": match result { Ok(()) => self.report.msg.clone(), Err(e) => self.report.failure_message(e.to_string()) },
-            "changed": self.report.changed,
+            "changed": self.report.changed && !self.how_extra.contains_key("check"),
             "partial": self.report.partial,
             "lines": self.report.commands.iter().map(|c| c.input.clone()).collect::<Vec<_>>(),
             "round_trips": self.report.round_trips,
@@ -677,10 +717,13 @@ impl Job<'_> {
                 Some(how),
             ))?)
         });
-        if let Err(e) = written {
-            self.report
+        match written {
+            Err(e) => self
+                .report
                 .warnings
-                .push(format!("audit record not written: {e}"));
+                .push(format!("audit record not written: {e}")),
+            Ok(Some(w)) if !self.report.warnings.contains(&w) => self.report.warnings.push(w),
+            Ok(_) => {}
         }
     }
 }

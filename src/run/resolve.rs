@@ -81,6 +81,7 @@ pub fn resolve<'c>(
         CatalogError::Unknown { .. } => ResolveError::UnknownPlatform {
             device: device.name.clone(),
             platform: device.platform.clone(),
+            suggestion: catalog.did_you_mean(&device.platform),
         },
         other => ResolveError::Catalog(other),
     })?;
@@ -108,9 +109,16 @@ fn find_device<'c>(
     let find = |r: &str| config.find_device(r).filter(visible);
     let unknown = |what: &str| match scope {
         Some(s) => ResolveError::NotYours(s.not_yours(what)),
+        // Only an unscoped caller (the operator) may learn the names of other devices.
         None => ResolveError::Unknown(bad(format!(
-            "unknown device {}: not a device name, alias or switch MAC in the configuration",
-            Escaped(what)
+            "unknown device {}: not a device name, alias or switch MAC in the configuration{}",
+            Escaped(what),
+            crate::util::suggest::did_you_mean(
+                what,
+                config.devices.values().flat_map(|d| {
+                    std::iter::once(d.name.as_str()).chain(d.aliases.iter().map(String::as_str))
+                })
+            )
         ))),
     };
     if let Some(d) = &req.device {
@@ -155,12 +163,14 @@ pub enum ResolveError {
     #[error(transparent)]
     Catalog(CatalogError),
     /// devices.X.platform names no catalog platform.
-    #[error("devices.{device}.platform: unknown platform {platform:?}; see `mercury check --catalog` for the list")]
+    #[error("devices.{device}.platform: unknown platform {platform:?}{suggestion}; see `mercury check --catalog --table` for the list")]
     UnknownPlatform {
         /// The device.
         device: String,
         /// The platform it names.
         platform: String,
+        /// `"; did you mean X?"` or empty.
+        suggestion: String,
     },
 }
 

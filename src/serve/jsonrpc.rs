@@ -696,26 +696,20 @@ impl Call<'_> {
     }
 
     /// Builds the Mercury request from JSON fields plus the call's metadata, and runs it.
-    /// A device the caller cannot see is Ironic's `SwitchNotFound`, naming `switch_id` as
-    /// the stock service does.
-    fn run_on(&self, switch_id: &str, fields: Map<String, Value>) -> Result<Report, RpcError> {
-        self.run(fields).map_err(|(report, e)| match report {
-            Some(r) if r.device_not_found => switch_not_found(switch_id, &r),
-            _ => e,
-        })
-    }
-
-    /// Runs a request; on failure, the report (when the request ran) and its error.
-    fn run(
-        &self,
-        mut fields: Map<String, Value>,
-    ) -> Result<Report, (Option<Box<Report>>, RpcError)> {
+    /// A device the caller cannot see (unknown, or outside its scope) is Ironic's
+    /// `SwitchNotFound`, naming the `switch_id` as the stock service does.
+    fn run(&self, mut fields: Map<String, Value>) -> Result<Report, RpcError> {
         fields.insert("reason".into(), json!(self.reason()));
         if let Some(id) = &self.request_id {
             fields.insert("request_id".into(), json!(id));
         }
+        let switch_id = fields
+            .get("device")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
         let raw: RawRequest = serde_json::from_value(Value::Object(fields))
-            .map_err(|e| (None, RpcError::invalid(format!("invalid request: {e}"))))?;
+            .map_err(|e| RpcError::invalid(format!("invalid request: {e}")))?;
         let report = run::run_request(
             self.ctx.config,
             raw,
@@ -724,9 +718,10 @@ impl Call<'_> {
         );
         if report.ok {
             Ok(report)
+        } else if report.device_not_found {
+            Err(switch_not_found(&switch_id, &report))
         } else {
-            let e = report_error(&report);
-            Err((Some(Box::new(report)), e))
+            Err(report_error(&report))
         }
     }
 
@@ -763,7 +758,7 @@ impl Call<'_> {
         {
             fields.insert("port_uuid".into(), json!(uuid));
         }
-        self.run_on(&switch_id, fields)?;
+        self.run(fields)?;
         Ok(PortResult {
             switch_id,
             port_name,
@@ -792,7 +787,7 @@ impl Call<'_> {
         if let Some(d) = default_vlan {
             fields.insert("default_vlan".into(), json!(d));
         }
-        self.run_on(&switch_id, fields)?;
+        self.run(fields)?;
         Ok(PortResult {
             switch_id,
             port_name,
@@ -804,6 +799,95 @@ impl Call<'_> {
             lag_name: None,
             status: "reset",
         })
+    }
+
+    /// A request that must hold on every switch of a multi-switch LAG or none: each switch is
+    /// checked first (check mode: resolved, authorised, its port read, nothing sent), then
+    /// changed in turn; when one fails, the switches already changed are put back as they
+    /// were read, and the error says which were and which could not be.
+    fn on_every_switch(
+        &self,
+        switch_ids: &[String],
+        fields: impl Fn(&str) -> Map<String, Value>,
+    ) -> Result<(), RpcError> {
+        for switch_id in switch_ids {
+            self.check_first(fields(switch_id))?;
+        }
+        let mut changed: Vec<(&str, Report)> = Vec::new();
+        for switch_id in switch_ids {
+            match self.run(fields(switch_id)) {
+                Ok(report) => changed.push((switch_id, report)),
+                Err(mut e) => {
+                    let mut said = Vec::new();
+                    for (done, report) in changed.iter().rev() {
+                        said.push(match self.restore(done, report) {
+                            Ok(how) => format!("{done} {how}"),
+                            Err(why) => format!("{done} NOT restored ({why})"),
+                        });
+                    }
+                    if !said.is_empty() {
+                        e.message = format!("{}; {}", e.message, said.join(", "));
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `fields` in check mode: everything a real run would refuse is refused here,
+    /// nothing is sent.
+    fn check_first(&self, mut fields: Map<String, Value>) -> Result<(), RpcError> {
+        fields.insert("check".into(), json!(true));
+        self.run(fields).map(|_| ())
+    }
+
+    /// Declares a port back as `report` read it before its change, and says how: "unchanged"
+    /// (nothing was changed), "restored", or — for a port that had no L2 mode, which no
+    /// request can declare — "reset to its idle VLAN" (where Ironic's tear-down leaves it).
+    fn restore(&self, switch_id: &str, report: &Report) -> Result<&'static str, String> {
+        if !report.changed {
+            return Ok("unchanged");
+        }
+        let port = &report.data["ports"][0];
+        let before = &port["before"];
+        let name = port["port"].as_str().ok_or("no port read")?;
+        let mut fields = self.port_fields(switch_id, name);
+        fields.insert("op".into(), json!("update_port"));
+        match before["mode"].as_str() {
+            Some("access") => {
+                fields.insert("mode".into(), json!("access"));
+                fields.insert("native_vlan".into(), before["access_vlan"].clone());
+            }
+            Some(m @ ("trunk" | "hybrid")) => {
+                fields.insert("mode".into(), json!(m));
+                if !before["native_vlan"].is_null() {
+                    fields.insert("native_vlan".into(), before["native_vlan"].clone());
+                }
+                if let Some(a) = before["allowed_vlans"].as_str().filter(|a| !a.is_empty()) {
+                    fields.insert("allowed_vlans".into(), json!(a));
+                }
+            }
+            _ => {
+                let mut reset = self.port_fields(switch_id, name);
+                reset.insert("op".into(), json!("reset_port"));
+                let after = &port["after"];
+                let set = after["native_vlan"]
+                    .as_u64()
+                    .or(after["access_vlan"].as_u64());
+                if let Some(v) = set {
+                    reset.insert("native_vlan".into(), json!(v));
+                }
+                return self
+                    .run(reset)
+                    .map(|_| "reset to its idle VLAN (it had no L2 mode to put back)")
+                    .map_err(|e| e.message);
+            }
+        }
+        if let Some(d) = before["description"].as_str().filter(|d| !d.is_empty()) {
+            fields.insert("description".into(), json!(d));
+        }
+        self.run(fields).map(|_| "restored").map_err(|e| e.message)
     }
 
     /// Ironic's `switch_id` is a device reference for Mercury: a config name, an alias or
@@ -870,19 +954,16 @@ impl Call<'_> {
         let aggregation_mode = self.string("aggregation_mode")?;
         let allowed_vlans = self.vlan_list("allowed_vlans")?;
         let default_vlan = self.vlan("default_vlan")?;
-        for switch_id in &switch_ids {
-            let l2 = L2 {
-                mode: &mode,
-                native_vlan,
-                allowed_vlans: allowed_vlans.as_deref(),
-                default_vlan,
-                description: &description,
-            };
-            self.run_on(
-                switch_id,
-                self.update_port_fields(switch_id, &lag_name, &l2),
-            )?;
-        }
+        let l2 = L2 {
+            mode: &mode,
+            native_vlan,
+            allowed_vlans: allowed_vlans.as_deref(),
+            default_vlan,
+            description: &description,
+        };
+        self.on_every_switch(&switch_ids, |switch_id| {
+            self.update_port_fields(switch_id, &lag_name, &l2)
+        })?;
         Ok(LagResult {
             switch_ids,
             lag_name,
@@ -899,12 +980,19 @@ impl Call<'_> {
     fn delete_lag(&self) -> Result<LagResult, RpcError> {
         let switch_ids = self.switch_ids()?;
         let lag_name = self.string("lag_name")?;
-        for switch_id in &switch_ids {
+        let fields = |switch_id: &str| {
             let mut fields = Map::new();
             fields.insert("op".into(), json!("delete_lag"));
             fields.insert("device".into(), json!(switch_id));
             fields.insert("lag".into(), json!(lag_name));
-            self.run_on(switch_id, fields)?;
+            fields
+        };
+        // Every switch is checked before any is touched (a deleted LAG is not recreated).
+        for switch_id in &switch_ids {
+            self.check_first(fields(switch_id))?;
+        }
+        for switch_id in &switch_ids {
+            self.run(fields(switch_id))?;
         }
         Ok(LagResult {
             switch_ids,
@@ -924,7 +1012,7 @@ impl Call<'_> {
     fn get_switches(&self) -> Result<Map<String, Value>, RpcError> {
         let mut fields = Map::new();
         fields.insert("op".into(), json!("get_switches"));
-        let report = self.run(fields).map_err(|(_, e)| e)?;
+        let report = self.run(fields)?;
         let mut out = Map::new();
         for s in report.data["switches"].as_array().into_iter().flatten() {
             let name = s["name"].as_str().unwrap_or_default().to_string();

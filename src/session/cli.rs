@@ -115,10 +115,10 @@ impl<'a> CliSession<'a> {
     }
 
     /// Out of configuration mode, save, leave.
-    pub(super) fn finish(&mut self) -> Result<(), SessionError> {
+    pub(super) fn finish(&mut self, save: bool) -> Result<(), SessionError> {
         let p = self.platform;
         self.leave_config()?;
-        if self.settings.save {
+        if save {
             for line in &p.save {
                 self.command(line)?;
             }

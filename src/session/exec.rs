@@ -53,8 +53,8 @@ impl ExecSession<'_> {
         Ok(())
     }
 
-    pub(super) fn finish(&mut self) -> Result<(), SessionError> {
-        if self.settings.save {
+    pub(super) fn finish(&mut self, save: bool) -> Result<(), SessionError> {
+        if save {
             for l in self.platform.save.iter().map(|l| Line::words(l)) {
                 self.run_line(&l)?;
             }

@@ -215,6 +215,11 @@ pub struct Progress {
     /// was due.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub saved: Option<bool>,
+    /// After a refusal on a platform that applies each line as it goes: whether the ports
+    /// were put back as read before the change (and read back so), absent when no restore
+    /// was attempted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restored: Option<bool>,
 }
 
 impl Progress {
@@ -230,6 +235,9 @@ impl Progress {
         self.took_effect |= other.took_effect;
         if other.saved.is_some() {
             self.saved = other.saved;
+        }
+        if other.restored.is_some() {
+            self.restored = other.restored;
         }
     }
 
@@ -283,6 +291,7 @@ pub struct Session<'a> {
     healthy: bool,
     applied: bool,
     dry: bool,
+    no_save: bool,
 }
 
 /// One [`Session::exec`] line: what was recorded and its unjudged output.
@@ -361,6 +370,7 @@ impl<'a> Session<'a> {
             healthy: result.is_ok(),
             applied: false,
             dry,
+            no_save: false,
         };
         let transcript = session.take_transcript();
         (
@@ -371,6 +381,15 @@ impl<'a> Session<'a> {
                 progress: Progress::default(),
             },
         )
+    }
+
+    /// The mode the CLI is in, worked out from the last prompt (`None` for exec sessions,
+    /// which have no modes).
+    pub fn mode(&self) -> Option<&str> {
+        match &self.inner {
+            Inner::Cli(s) => Some(s.mode.as_str()),
+            Inner::Exec(_) => None,
+        }
     }
 
     /// A dry run: nothing is sent, reads answer nothing.
@@ -405,6 +424,12 @@ impl<'a> Session<'a> {
     /// [`Session::finish`] commits and saves as after [`Session::apply`].
     pub fn mark_applied(&mut self) {
         self.applied = true;
+    }
+
+    /// Keeps [`Session::finish`] from saving: a plan in this session failed part-way and
+    /// could not be undone, and saving would persist its partial change (`saved: false`).
+    pub fn skip_save(&mut self) {
+        self.no_save = true;
     }
 
     /// Can it take another plan?
@@ -514,21 +539,22 @@ impl<'a> Session<'a> {
     /// configuration mode.
     pub fn finish(mut self) -> Segment {
         let applied = self.applied;
-        let saving = applied && self.settings().save && !self.platform().save.is_empty();
+        let due = applied && self.settings().save && !self.platform().save.is_empty();
+        let saving = due && !self.no_save;
         let result = match &mut self.inner {
             Inner::Cli(s) => {
-                let r = if applied { s.finish() } else { Ok(()) };
+                let r = if applied { s.finish(saving) } else { Ok(()) };
                 if let Some(shell) = s.shell.as_mut() {
                     shell.close(Instant::now() + Duration::from_secs(2));
                 }
                 r
             }
-            Inner::Exec(s) if applied => s.finish(),
+            Inner::Exec(s) if applied => s.finish(saving),
             Inner::Exec(_) => Ok(()),
         };
         let transcript = self.take_transcript();
         let progress = Progress {
-            saved: saving.then_some(result.is_ok()),
+            saved: due.then_some(saving && result.is_ok()),
             ..Progress::default()
         };
         Segment {

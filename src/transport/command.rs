@@ -14,6 +14,10 @@ use std::time::{Duration, Instant};
 
 use super::{remaining, Chunk, Exec, ExecOutput, Shell, TransportError};
 
+/// How long a program asked to stop (SIGTERM) at the close deadline gets before it is
+/// killed.
+const TERM_GRACE: Duration = Duration::from_secs(3);
+
 /// Largest stderr kept from a child for diagnostics.
 const MAX_DIAGNOSTICS: usize = 16 * 1024;
 
@@ -61,6 +65,27 @@ fn spawn_error(program: &str, e: std::io::Error) -> TransportError {
 }
 
 impl CommandShell {
+    /// Waits until the child has exited (its stdout closes when it does) or `deadline`;
+    /// whether it exited.
+    fn exited_by(&mut self, deadline: Instant) -> bool {
+        while Instant::now() < deadline {
+            match self.child.try_wait() {
+                Ok(Some(_)) | Err(_) => return true,
+                Ok(None) => match self
+                    .rx
+                    .recv_timeout(remaining(deadline).min(Duration::from_millis(50)))
+                {
+                    Ok(Some(_)) | Err(RecvTimeoutError::Timeout) => continue,
+                    Ok(None) | Err(RecvTimeoutError::Disconnected) => {
+                        let _ = self.child.wait();
+                        return true;
+                    }
+                },
+            }
+        }
+        false
+    }
+
     /// Starts `argv` with piped stdio.
     pub fn spawn(argv: &[String]) -> Result<CommandShell, TransportError> {
         let (program, args) = argv
@@ -149,24 +174,20 @@ impl Shell for CommandShell {
 
     fn close(&mut self, deadline: Instant) {
         drop(self.stdin.take());
-        // Give the program until the deadline to exit on EOF, then kill it: a hung child
-        // must never keep the lock held.
-        while Instant::now() < deadline {
-            match self.child.try_wait() {
-                Ok(Some(_)) | Err(_) => return,
-                Ok(None) => {
-                    // Wait for its stdout to close, which is how an exiting child shows up.
-                    match self
-                        .rx
-                        .recv_timeout(remaining(deadline).min(Duration::from_millis(50)))
-                    {
-                        Ok(Some(_)) | Err(RecvTimeoutError::Timeout) => continue,
-                        Ok(None) | Err(RecvTimeoutError::Disconnected) => {
-                            let _ = self.child.wait();
-                            return;
-                        }
-                    }
-                }
+        // Give the program until the deadline to exit on EOF; then ask it to stop (SIGTERM
+        // lets it finish what it is writing — a device's state, its session count) and,
+        // after a grace period, kill it: a hung child must never keep the lock held. A
+        // SIGKILL in the middle of a write could leave the far end's files half written.
+        if self.exited_by(deadline) {
+            return;
+        }
+        let pid = i32::try_from(self.child.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw);
+        if let Some(pid) = pid {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            if self.exited_by(Instant::now() + TERM_GRACE) {
+                return;
             }
         }
         let _ = self.child.kill();

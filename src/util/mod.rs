@@ -1,8 +1,9 @@
 //! Small helpers with no knowledge of devices or requests: glob patterns, base64,
-//! timestamps.
+//! timestamps, near-miss suggestions.
 
 pub mod b64;
 pub mod glob;
+pub mod suggest;
 
 /// Now, as an RFC 3339 UTC timestamp with milliseconds (`2026-11-29T22:04:05.123Z`): the
 /// form of the audit record's `ts`, lock holder info and spool entries.

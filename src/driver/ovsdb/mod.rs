@@ -86,6 +86,8 @@ pub struct Prepared {
     verify: bool,
     /// `verify_port`: the ports to read and what the request expects of them.
     checks: Vec<Check>,
+    /// Check mode: read and plan, send nothing.
+    check: bool,
 }
 
 /// `--timeout` for ovs-vsctl: a second under the per-command deadline, so ovs-vsctl gives up
@@ -129,6 +131,7 @@ pub fn prepare(
         failures: platform.failures.clone(),
         verify: false,
         checks: Vec::new(),
+        check: false,
     };
     if device.shut_unused_ports {
         out.warnings.push(format!(
@@ -275,6 +278,7 @@ impl Driver for Ovsdb {
             prepare(req, device, platform)?
         };
         p.verify = req.verify;
+        p.check = req.check;
         Ok(Box::new(p))
     }
 }
@@ -285,7 +289,7 @@ impl driver::Prepared for Prepared {
     }
 
     fn mutates(&self) -> bool {
-        self.op != Op::VerifyPort
+        self.op != Op::VerifyPort && !self.check
     }
 
     fn apply(&self, session: &mut Session, deadline: Instant, guard: Guard) -> Applied {
@@ -413,6 +417,49 @@ impl Prepared {
                 })
                 .collect();
             guard(&removals)?;
+        }
+        if self.check {
+            let lines: Vec<String> = self
+                .write_line(&plans)
+                .map(|l| l.text)
+                .into_iter()
+                .collect();
+            return Ok(Done {
+                changed,
+                summary: Summary::Said(format!(
+                    "check: {} would {} on {}; nothing sent",
+                    self.op.name(),
+                    if changed {
+                        "change OVSDB"
+                    } else {
+                        "change nothing"
+                    },
+                    self.device
+                )),
+                data: json!({
+                    "check": true,
+                    "would_send": lines,
+                    "ports": plans.iter().map(|p| json!({
+                        "port": p.port, "bridge": p.bridge, "changed": p.changed(),
+                        "before": p.before, "after": p.after,
+                    })).collect::<Vec<_>>(),
+                }),
+                diff: Some(Value::Array(
+                    plans
+                        .iter()
+                        .map(|p| {
+                            json!({
+                                "before_header": format!("{} (before)", p.port),
+                                "after_header": format!("{} (after)", p.port),
+                                "before": p.before,
+                                "after": p.after,
+                            })
+                        })
+                        .collect(),
+                )),
+                warnings,
+                drift: None,
+            });
         }
         let mut drift = None;
         if let Some(write) = self.write_line(&plans) {
