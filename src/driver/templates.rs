@@ -1009,7 +1009,7 @@ impl TemplatePlan<'_> {
         // The VLANs the ports need exist, or are created first (manage_vlans), or the change
         // is refused; a dry run lists the VLAN-table read a live run sends, and check mode
         // refuses what a live run would.
-        let plan = self.create_missing_vlans(session, plan, deadline, transcript)?;
+        let (plan, created) = self.create_missing_vlans(session, plan, deadline, transcript)?;
         if let (Some(before), true) = (&before, self.req.check) {
             return Ok(predicted(name, device, &checks, before, &plan));
         }
@@ -1021,8 +1021,10 @@ impl TemplatePlan<'_> {
             // Refused part-way on a platform that applies each line as it goes: put the
             // ports back as they were read, and say whether that worked.
             if let (Some(before), true) = (&before, took_effect && session.healthy()) {
-                progress.restored =
-                    Some(self.restore(session, &checks, before, deadline, transcript));
+                progress.restored = Some(
+                    self.restore(session, &checks, before, deadline, transcript)
+                        && self.delete_created(session, &created, deadline, transcript),
+                );
             }
             return Err(e.into());
         }
@@ -1074,16 +1076,16 @@ impl TemplatePlan<'_> {
         mut plan: Plan,
         deadline: Instant,
         transcript: &mut Transcript,
-    ) -> Result<Plan, Failure> {
+    ) -> Result<(Plan, Vec<Vlan>), Failure> {
         let Ok(spec) = self.platform.verify.spec(&self.platform.name) else {
-            return Ok(plan);
+            return Ok((plan, Vec::new()));
         };
         let Some(show) = &spec.vlan_table else {
-            return Ok(plan);
+            return Ok((plan, Vec::new()));
         };
         let needed = needed_vlans(&self.req, self.device);
         if needed.is_empty() || plan.lines.is_empty() {
-            return Ok(plan);
+            return Ok((plan, Vec::new()));
         }
         let line = match self.platform.kind {
             Kind::Cli => Line::cli(show.as_str()),
@@ -1093,7 +1095,7 @@ impl TemplatePlan<'_> {
         transcript.append(segment.transcript);
         segment.result?;
         if session.is_dry() {
-            return Ok(plan);
+            return Ok((plan, Vec::new()));
         }
         let text = outputs.join("\n");
         let have =
@@ -1103,7 +1105,7 @@ impl TemplatePlan<'_> {
             })?;
         let missing: Vec<Vlan> = needed.iter().filter(|v| !have.contains(&v.get())).collect();
         if missing.is_empty() {
-            return Ok(plan);
+            return Ok((plan, Vec::new()));
         }
         let device = &self.device.name;
         let list = missing
@@ -1151,7 +1153,7 @@ impl TemplatePlan<'_> {
             "VLAN{s} {list} did not exist on {device}: created (manage_vlans) before the port{} used {them}",
             if self.req.ports.len() > 1 { "s" } else { "" }
         ));
-        Ok(plan)
+        Ok((plan, missing))
     }
 }
 
@@ -1235,6 +1237,40 @@ impl TemplatePlan<'_> {
             Ok(Some(again)) => again.iter().zip(before).all(|(a, b)| same_l2(a, b)),
             _ => false,
         }
+    }
+}
+
+impl TemplatePlan<'_> {
+    /// Undoes the VLANs this session created on demand (`manage_vlans`) before a refused
+    /// change, so that a restored device is the one read: no port used them before, and the
+    /// device lock kept every other Mercury request away since. `true` when there were none
+    /// or all went.
+    fn delete_created(
+        &self,
+        session: &mut Session,
+        created: &[Vlan],
+        deadline: Instant,
+        transcript: &mut Transcript,
+    ) -> bool {
+        if created.is_empty() {
+            return true;
+        }
+        let mut plan = Plan::default();
+        for v in created {
+            let vars = Vars::from([("vlan", v.to_string()), ("vlan_name", format!("vlan{v}"))]);
+            if render_block(
+                self.platform,
+                &Block::Global("network_delete", vars),
+                &mut plan,
+            )
+            .is_err()
+            {
+                return false;
+            }
+        }
+        let applied = session.apply(&plan, deadline);
+        transcript.append(applied.transcript);
+        applied.result.is_ok()
     }
 }
 
