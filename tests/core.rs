@@ -191,11 +191,17 @@ fn batched_ports_run_in_one_session() {
 
 #[test]
 fn dry_run_lists_exactly_what_a_live_run_sends_and_contacts_nothing() {
-    let lab = three_platforms();
+    let lab = Lab::new(&[
+        SimDevice::new("leaf-ios", "cisco_ios"),
+        SimDevice::new("leaf-junos", "juniper"),
+        SimDevice::new("leaf-nvue", "cumulus_nvue"),
+        SimDevice::new("leaf-eos", "arista_eos"),
+    ]);
     for (dev, port) in [
         ("leaf-ios", "Gi1/0/9"),
         ("leaf-junos", "ge-0/0/9"),
         ("leaf-nvue", "swp9"),
+        ("leaf-eos", "Ethernet9"),
     ] {
         add_vlans(&lab, dev, &["10", "120"]);
         // A dry run plans for a port that needs the change: one in the idle VLAN.

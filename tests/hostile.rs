@@ -1806,3 +1806,160 @@ fn vlan_lists_with_empty_items_are_refused() {
         );
     }
 }
+
+// ---- items 1-4: what a caller may touch on its own device ------------------------------
+
+/// `leaf` with the network team's VLANs 300-302 on trunk `Gi1/0/9` (next to VLAN 120), and
+/// callers `tester` (serve-ssh) and `ironic` (serve-jsonrpc) limited to VLANs 10 and
+/// 100-199 on it, while the device itself allows 300-305 too.
+fn vlan_policy_lab() -> Lab {
+    let lab = Lab::with_defaults(
+        &[SimDevice::new("leaf", "cisco_ios")],
+        "default_vlan = 10\nallowed_vlans = [\"10\", \"100-199\", \"300-305\"]\nmanage_vlans = true\n",
+    );
+    lab.append_config(
+        "\n[callers.tester]\ndevices = [\"leaf\"]\nallowed_vlans = [\"10\", \"100-199\"]\n\n[callers.ironic]\ndevices = [\"leaf\"]\nallowed_vlans = [\"10\", \"100-199\"]\n",
+    );
+    for vlan in ["10", "120", "150", "300", "301", "302"] {
+        lab.mercury([
+            "add-network",
+            "--device",
+            "leaf",
+            "--vlan",
+            vlan,
+            "--reason",
+            "setup",
+        ])
+        .run()
+        .expect(0);
+    }
+    lab.mercury([
+        "update-port",
+        "--device",
+        "leaf",
+        "--port",
+        "Gi1/0/9",
+        "--mode",
+        "trunk",
+        "--allowed-vlans",
+        "120,300-302",
+        "--reason",
+        "network team",
+    ])
+    .run()
+    .expect(0);
+    std::fs::write(lab.path("htpasswd"), HTPASSWD).unwrap();
+    common::set_mode(&lab.path("htpasswd"), 0o600);
+    lab
+}
+
+/// `serve-ssh --caller tester run` with this JSON request on stdin.
+fn forced_json(lab: &Lab, request: Value) -> Answer {
+    Answer::from_ran(
+        &lab.mercury(["serve-ssh", "--caller", "tester"])
+            .env("SSH_ORIGINAL_COMMAND", "run")
+            .stdin(&request.to_string())
+            .run(),
+    )
+}
+
+/// Well-formed requests a scoped caller may not make on its own device — a VLAN outside
+/// its range by id, and changes that would take the network team's VLANs off a trunk
+/// (reset, re-mode, detach, LAG) — over the forced command, `run` behind serve-ssh and
+/// Ironic's JSON-RPC: each is 77 and the switch receives nothing.
+#[test]
+fn vlans_and_removals_outside_the_callers_policy_are_refused_everywhere() {
+    let lab = vlan_policy_lab();
+    let trunk = lab.port("leaf", "GigabitEthernet1/0/9");
+    assert_eq!(
+        trunk["allowed_vlans"],
+        json!([120, 300, 301, 302]),
+        "{trunk}"
+    );
+    let forced_cases = [
+        "attach-port --device leaf --port Gi1/0/5 --vlan 300 --reason r",
+        "attach-port --device leaf --port Gi1/0/5 --vlan 4000 --reason r",
+        "update-port --device leaf --port Gi1/0/5 --mode trunk --allowed-vlans 120,300 --reason r",
+        "add-network --device leaf --vlan 303 --reason r",
+        "delete-network --device leaf --vlan 300 --reason r",
+        "reset-port --device leaf --port Gi1/0/9 --reason r",
+        "update-port --device leaf --port Gi1/0/9 --mode access --native-vlan 150 --reason r",
+        "update-port --device leaf --port Gi1/0/9 --mode trunk --allowed-vlans 120,150 --reason r",
+        "detach-port --device leaf --port Gi1/0/9 --vlan 300 --mode trunk --reason r",
+        "update-lag --device leaf --lag 10 --member Gi1/0/5 --mode trunk --allowed-vlans 300 --reason r",
+    ];
+    let json_cases = [
+        json!({"op": "attach_port", "device": "leaf", "port": "Gi1/0/5", "vlan": 300, "reason": "r"}),
+        json!({"op": "reset_port", "device": "leaf", "port": "Gi1/0/9", "reason": "r"}),
+        json!({"op": "update_port", "device": "leaf", "port": "Gi1/0/9", "mode": "access",
+            "native_vlan": 150, "reason": "r"}),
+        json!({"op": "delete_network", "device": "leaf", "vlan": 301, "reason": "r"}),
+    ];
+    let rpc_cases = [
+        (
+            "update_port",
+            json!({"switch_id": "leaf", "port_name": "Gi1/0/5", "description": "d",
+                "mode": "access", "native_vlan": 300, "allowed_vlans": null,
+                "lag_name": null, "default_vlan": null}),
+        ),
+        (
+            "update_port",
+            json!({"switch_id": "leaf", "port_name": "Gi1/0/9", "description": "d",
+                "mode": "access", "native_vlan": 150, "allowed_vlans": null,
+                "lag_name": null, "default_vlan": null}),
+        ),
+        (
+            "update_port",
+            json!({"switch_id": "leaf", "port_name": "Gi1/0/5", "description": "d",
+                "mode": "trunk", "native_vlan": 120, "allowed_vlans": [150, 301],
+                "lag_name": null, "default_vlan": null}),
+        ),
+        (
+            "reset_port",
+            json!({"switch_id": "leaf", "port_name": "Gi1/0/9", "native_vlan": 120,
+                "allowed_vlans": null, "default_vlan": null}),
+        ),
+    ];
+    // A removal is judged on what the port carries, so the port may be read (terminal
+    // setup, `show`); no configuration line may be sent and nothing may change.
+    let before = seen(&lab, "leaf");
+    let untouched = |what: &str| {
+        let now = seen(&lab, "leaf");
+        assert!(
+            now.running == before.running,
+            "{what}: the running configuration changed"
+        );
+        let sent = lab.transcript("leaf");
+        let config: Vec<&String> = sent[before.lines..]
+            .iter()
+            .filter(|l| !(l.starts_with("terminal ") || l.starts_with("show ") || *l == "exit"))
+            .collect();
+        assert!(config.is_empty(), "{what}: sent {config:?}");
+    };
+    for c in forced_cases {
+        forced(&lab, c).expect(77, "", c);
+        untouched(c);
+    }
+    for c in json_cases {
+        let what = c.to_string();
+        forced_json(&lab, c).expect(77, "", &what);
+        untouched(&what);
+    }
+    for (method, params) in rpc_cases {
+        let what = format!("{method} {params}");
+        jsonrpc(&lab, method, params).expect(77, "", &what);
+        untouched(&what);
+    }
+    // The same requests within the caller's range work (so the refusals are policy).
+    forced(
+        &lab,
+        "attach-port --device leaf --port Gi1/0/5 --vlan 150 --reason r",
+    )
+    .expect(0, "", "within range");
+    assert_eq!(lab.port("leaf", "GigabitEthernet1/0/5")["access_vlan"], 150);
+    assert_eq!(
+        lab.port("leaf", "GigabitEthernet1/0/9")["allowed_vlans"],
+        json!([120, 300, 301, 302]),
+        "the network team's VLANs are still on the trunk"
+    );
+}

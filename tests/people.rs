@@ -229,8 +229,10 @@ fn a_request_waiting_for_the_lock_says_who_holds_it() {
             "attach-port",
             "--device",
             "leaf-ios",
+            // A port that needs the change: a repeat would be read, found done and
+            // released at once (read before write), leaving nothing to wait for.
             "--port",
-            "Gi1/0/5",
+            "Gi1/0/8",
             "--vlan",
             "120",
             "--reason",

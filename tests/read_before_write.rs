@@ -490,3 +490,88 @@ fn check_mode_predicts_the_change_and_sends_no_configuration_line() {
     let again = mercury_ok(&lab, &check);
     assert_eq!(again["changed"], false, "{again}");
 }
+
+/// EOS changes go into a configuration session: a line the switch refuses is aborted with
+/// the session, so nothing took effect even when the port was not read first (on
+/// `configure terminal` the accepted lines before it stayed applied). A change that
+/// succeeds is committed at once and saved.
+#[test]
+fn an_eos_change_refused_in_a_configuration_session_leaves_nothing() {
+    let lab = Lab::with_defaults(
+        &[SimDevice {
+            sim_args: &["--fault", "reject=switchport trunk allowed vlan"],
+            ..SimDevice::new("leaf", "arista_eos")
+        }],
+        "default_vlan = 10\nallowed_vlans = [\"10\", \"100-199\"]\nmanage_vlans = true\n",
+    );
+    for v in ["10", "120", "130"] {
+        mercury_ok(&lab, &["add-network", "--device", "leaf", "--vlan", v]);
+    }
+    let port = "Ethernet7";
+    mercury_ok(
+        &lab,
+        &[
+            "attach-port",
+            "--device",
+            "leaf",
+            "--port",
+            port,
+            "--vlan",
+            "120",
+        ],
+    );
+    let before = lab.port("leaf", port);
+    assert_eq!(before["access_vlan"], 120, "{before}");
+    let inputs_before = lab.transcript("leaf").len();
+    // Trunk mode is accepted, the tagged list refused: the whole session is aborted.
+    let v = mercury_ok_code(
+        &lab,
+        &[
+            "--no-verify",
+            "update-port",
+            "--device",
+            "leaf",
+            "--port",
+            port,
+            "--mode",
+            "trunk",
+            "--allowed-vlans",
+            "120,130",
+        ],
+        1,
+    );
+    let sent: Vec<String> = lab.transcript("leaf")[inputs_before..].to_vec();
+    assert!(sent.iter().any(|l| l == "configure session"), "{sent:?}");
+    assert!(
+        sent.iter().any(|l| l == "switchport mode trunk"),
+        "{sent:?}"
+    );
+    assert!(sent.iter().any(|l| l == "abort"), "{sent:?}");
+    assert!(!sent.iter().any(|l| l == "commit"), "{sent:?}");
+    assert_eq!(v["changed"], false, "{v}");
+    assert_eq!(v["partial"]["took_effect"], false, "{v}");
+    assert!(
+        !v["msg"].as_str().unwrap().contains("PARTLY APPLIED"),
+        "{v}"
+    );
+    assert_eq!(lab.port("leaf", port), before, "the port is as it was");
+    // A change that holds is committed and saved.
+    mercury_ok(
+        &lab,
+        &[
+            "attach-port",
+            "--device",
+            "leaf",
+            "--port",
+            port,
+            "--vlan",
+            "130",
+        ],
+    );
+    let state = lab.state("leaf");
+    assert_eq!(
+        state["running"]["ports"][port]["access_vlan"], 130,
+        "{state}"
+    );
+    assert_eq!(state["saved"]["ports"][port]["access_vlan"], 130, "{state}");
+}

@@ -48,6 +48,10 @@ pub struct Ios {
     if_g: Grammar,
     vlan_g: Grammar,
     vlanif_g: Grammar,
+    /// EOS `configure session`: its name and candidate configuration. Configuration
+    /// commands change the candidate; `commit` makes it the running configuration, `abort`
+    /// drops it; `end` leaves it pending (re-entered by name).
+    session: Option<(String, Config)>,
     other_g: Grammar,
 }
 
@@ -185,6 +189,7 @@ impl Ios {
             if_g: if_grammar(p, abbrev),
             vlan_g: vlan_grammar(p, abbrev),
             vlanif_g: vlanif_grammar(p, abbrev),
+            session: None,
             other_g: {
                 let mut g = Grammar::new(abbrev, SUBMODE);
                 g.extend(&[("no <rest>", "other"), ("<rest>", "other")]);
@@ -270,6 +275,20 @@ impl Ios {
         }
     }
 
+    /// The mode's prompt suffix; inside an EOS configuration session `config` becomes
+    /// `config-s-NAME` with the name cut to six characters, as EOS prints it
+    /// (`leaf1(config-s-sess-1)#`, `leaf1(config-s-sess-1-if-Lo77)#`).
+    fn suffix(&self) -> String {
+        let plain = self.mode_suffix();
+        match &self.session {
+            Some((name, _)) if !matches!(self.mode, Mode::User | Mode::Priv) => {
+                let short: String = name.chars().take(6).collect();
+                plain.replacen("(config", &format!("(config-s-{short}"), 1)
+            }
+            _ => plain,
+        }
+    }
+
     fn prompt_text(&self) -> String {
         let host = match self.p {
             BrocadeFastiron => format!("SSH@{}", self.host),
@@ -283,7 +302,7 @@ impl Ios {
         } else {
             ""
         };
-        format!("{host}{}{sep}{mark}{tail}", self.mode_suffix())
+        format!("{host}{}{sep}{mark}{tail}", self.suffix())
     }
 
     // ---- error markers -------------------------------------------------
@@ -421,11 +440,29 @@ impl Ios {
                     self.mode = Mode::User;
                 }
             }
+            "conf-session" => {
+                if user {
+                    self.invalid(line, 0, out);
+                    return Flow::Continue;
+                }
+                // A named session that is pending is re-entered; otherwise a new one starts
+                // from a snapshot of the running configuration (unnamed: a system name).
+                let name = match a.len() {
+                    0 => format!("sess-{}-0", std::process::id()),
+                    _ => a.s(0),
+                };
+                if self.session.as_ref().is_none_or(|(n, _)| *n != name) {
+                    self.session = Some((name, st.running.clone()));
+                }
+                self.mode = Mode::Config;
+            }
             "conf" => {
                 if user {
                     self.invalid(line, 0, out);
                     return Flow::Continue;
                 }
+                // `configure terminal` works on the running configuration.
+                self.session = None;
                 if matches!(self.p, CiscoIos | CiscoNxos | Ruijie | CiscoS300) {
                     out.line("Enter configuration commands, one per line.  End with CNTL/Z.");
                 }
@@ -875,8 +912,41 @@ impl Ios {
         st: &mut DeviceState,
         out: &mut Out,
     ) -> Flow {
+        if matches!(act, "commit" | "abort") {
+            match self.session.take() {
+                Some((_, candidate)) => {
+                    if act == "commit" {
+                        st.running = candidate;
+                    }
+                    self.mode = Mode::Priv;
+                }
+                None => self.invalid(line, 0, out),
+            }
+            return Flow::Continue;
+        }
+        let mut taken = self.session.take();
+        let flow = self.config_act_in(act, a, line, st, out, taken.as_mut().map(|(_, c)| c));
+        if self.session.is_none() {
+            self.session = taken;
+        }
+        flow
+    }
+
+    /// A configuration command on the session's candidate, or on the running configuration.
+    fn config_act_in(
+        &mut self,
+        act: &'static str,
+        a: Vec<Arg>,
+        line: &str,
+        st: &mut DeviceState,
+        out: &mut Out,
+        candidate: Option<&mut Config>,
+    ) -> Flow {
         let mode_name = self.mode_name();
-        let cfg = &mut st.running;
+        let cfg = match candidate {
+            Some(c) => c,
+            None => &mut st.running,
+        };
         match act {
             "exit" => {
                 self.mode = match self.mode {
@@ -1449,6 +1519,9 @@ fn exec_grammar(p: Platform, abbrev: bool) -> Grammar {
         ]),
         AristaEos => g.extend(&[
             ("terminal length <num:0-32767>", "paging-len"),
+            // Configuration sessions (EOS manual, "Configure Session").
+            ("configure session", "conf-session"),
+            ("configure session <word>", "conf-session"),
             ("write memory", "save"),
             ("write", "save"),
             ("copy running-config startup-config", "copy-save"),
@@ -1564,6 +1637,10 @@ fn conf_grammar(p: Platform, abbrev: bool) -> Grammar {
         let s1: &'static str = Box::leak(format!("{kw} <rest>").into_boxed_str());
         let s2: &'static str = Box::leak(format!("no {kw} <rest>").into_boxed_str());
         g.extend(&[(s1, "unmodelled"), (s2, "unmodelled")]);
+    }
+    if p == AristaEos {
+        // Inside a configuration session (outside one EOS refuses them).
+        g.extend(&[("commit", "commit"), ("abort", "abort")]);
     }
     match p {
         BrocadeFastiron => g.extend(&[

@@ -926,3 +926,59 @@ fn eos_and_junos_confirm_width_and_paging_settings_as_netmiko_expects() {
         assert!(r.stdout.contains(want), "{want}: {}", r.stdout);
     }
 }
+
+/// EOS configuration sessions (EOS manual, "Configure Session"): changes go into a
+/// snapshot of running-config, `commit` applies them at once and returns to exec mode,
+/// `abort` drops them; the prompt names the session cut to six characters.
+#[test]
+fn arista_eos_configuration_session_commit_and_abort() {
+    let t = Tmp::new("eos-session");
+    let st = t.path("eos.json");
+    let r = session(
+        "arista_eos",
+        &st,
+        &[
+            "configure terminal",
+            "vlan 120",
+            "end",
+            "configure session",
+            "interface Ethernet5",
+            "switchport access vlan 120",
+            "abort",
+            "exit",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(r.stdout.contains("(config-s-sess-"), "{}", r.stdout);
+    let port = |st: &std::path::Path| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mercury-sim"))
+            .args(["show", "--state"])
+            .arg(st)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["running"]["ports"]["Ethernet5"]["access_vlan"].clone()
+    };
+    assert!(port(&st).is_null(), "abort left the change");
+    let r = session(
+        "arista_eos",
+        &st,
+        &[
+            "configure session",
+            "interface Et5",
+            "switchport access vlan 120",
+            "commit",
+            "show running-config",
+            "exit",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert_eq!(port(&st), 120, "commit did not apply: {}", r.stdout);
+    // `commit` outside a session is refused.
+    let r = session(
+        "arista_eos",
+        &st,
+        &["configure terminal", "commit", "end", "exit"],
+    );
+    assert!(r.stdout.contains("% Invalid input"), "{}", r.stdout);
+}

@@ -284,6 +284,14 @@ fn lint_modes(p: &Platform) -> Vec<String> {
             out.push(format!("{what} {mode:?} is not a mode"));
         }
     }
+    if let Some(mode) = &p.commit_leaves_to {
+        if p.mode(mode).is_none() {
+            out.push(format!("commit_leaves_to {mode:?} is not a mode"));
+        }
+        if p.commit.is_empty() {
+            out.push("commit_leaves_to without commit lines".into());
+        }
+    }
     if p.mode(&p.config_mode).is_some_and(|m| !m.config) {
         out.push(format!(
             "config_mode {} is not marked config = true",

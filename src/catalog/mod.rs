@@ -270,6 +270,10 @@ pub struct Platform {
     pub commit: Vec<String>,
     /// Lines that discard a failed change.
     pub abort: Vec<String>,
+    /// The mode `commit` and `abort` leave the device in when they end configuration mode
+    /// (EOS sessions: privileged); `None`: they stay where they were (Junos). A live
+    /// session learns it from the prompt; a dry run takes it from here.
+    pub commit_leaves_to: Option<String>,
     /// Lines that persist the configuration (only when `save_config`).
     pub save: Vec<String>,
     /// Lines sent before closing.

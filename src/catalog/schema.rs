@@ -49,6 +49,7 @@ pub(super) struct RawPlatform {
     commit: Vec<String>,
     #[serde(default)]
     abort: Vec<String>,
+    commit_leaves_to: Option<String>,
     #[serde(default)]
     save: Vec<String>,
     #[serde(default)]
@@ -219,6 +220,7 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
         on_open: r.on_open.clone(),
         commit: r.commit.clone(),
         abort: r.abort.clone(),
+        commit_leaves_to: r.commit_leaves_to.clone(),
         save: r.save.clone(),
         close: r.close.clone(),
         vlan_list: r.vlan_list.clone(),

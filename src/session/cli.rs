@@ -148,8 +148,9 @@ impl<'a> CliSession<'a> {
                 });
             }
         }
+        let lands = self.platform.commit_leaves_to.clone();
         for line in &self.platform.commit {
-            if let Err(e) = self.command(line) {
+            if let Err(e) = self.send_and_wait(line, false, lands.as_deref()) {
                 self.failed = Some(line.clone());
                 return Err(e);
             }
@@ -162,8 +163,9 @@ impl<'a> CliSession<'a> {
     /// mode so the device is left clean. Errors here are secondary and not reported.
     fn abort(&mut self) {
         if self.in_config() {
+            let lands = self.platform.commit_leaves_to.clone();
             for line in &self.platform.abort {
-                if self.command(line).is_err() {
+                if self.send_and_wait(line, false, lands.as_deref()).is_err() {
                     return;
                 }
             }
