@@ -106,6 +106,106 @@ fn every_lab_device_takes_a_vlan_and_an_attach() {
     }
 }
 
+/// The lab's DPU: plug-port on dpu-1 (the simulator's ovs-vsctl) adds the VLAN to its uplink
+/// on leaf-ios beside the VLAN another host uses, and plugs the representor; unplug-port
+/// undoes both.
+#[test]
+fn the_lab_dpu_plugs_through_its_uplink_on_leaf_ios() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("mercury.toml");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/lab/mercury.toml"),
+        &config,
+    )
+    .unwrap();
+    set_mode(&config, 0o600);
+    let sim_dir = common::sim_bin().parent().unwrap().to_path_buf();
+    let path = format!(
+        "{}:{}",
+        sim_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let cfg = config.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--config", cfg];
+        all.extend_from_slice(args);
+        let r = mercury(&all).env("PATH", &path).run();
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stdout);
+        serde_json::from_str::<serde_json::Value>(&r.stdout).unwrap()
+    };
+    let state = |device: &str| {
+        let out = std::process::Command::new(common::sim_bin())
+            .args(["show", "--state"])
+            .arg(dir.path().join(format!("state/{device}.json")))
+            .output()
+            .unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    const UPLINK: &str = "GigabitEthernet1/0/6";
+    for vlan in ["110", "120"] {
+        run(&[
+            "add-network",
+            "--device",
+            "leaf-ios",
+            "--vlan",
+            vlan,
+            "--reason",
+            "lab",
+        ]);
+    }
+    run(&[
+        "update-port",
+        "--device",
+        "leaf-ios",
+        "--port",
+        UPLINK,
+        "--mode",
+        "trunk",
+        "--allowed-vlans",
+        "110",
+        "--reason",
+        "lab",
+    ]);
+    let v = run(&[
+        "plug-port",
+        "--device",
+        "dpu-1",
+        "--port",
+        "pf0vf1",
+        "--vif-id",
+        "vif-1",
+        "--vlan",
+        "120",
+        "--reason",
+        "lab",
+    ]);
+    assert_eq!(v["data"]["hops"].as_array().unwrap().len(), 2, "{v}");
+    let port = &state("leaf-ios")["running"]["ports"][UPLINK];
+    assert_eq!(port["mode"], "trunk", "{port}");
+    assert_eq!(
+        port["allowed_vlans"],
+        serde_json::json!([110, 120]),
+        "{port}"
+    );
+    let rep = &state("dpu-1")["running"]["ports"]["pf0vf1"]["ovs"];
+    assert_eq!(rep["bridge"], "br-int", "{rep}");
+    assert_eq!(rep["tag"], 120, "{rep}");
+    assert_eq!(rep["iface_external_ids"]["iface-id"], "vif-1", "{rep}");
+    assert_eq!(rep["iface_external_ids"]["plugged-by"], "mercury", "{rep}");
+    run(&[
+        "unplug-port",
+        "--device",
+        "dpu-1",
+        "--port",
+        "pf0vf1",
+        "--reason",
+        "lab",
+    ]);
+    let port = &state("leaf-ios")["running"]["ports"][UPLINK];
+    assert_eq!(port["allowed_vlans"], serde_json::json!([110]), "{port}");
+    assert!(state("dpu-1")["running"]["ports"].get("pf0vf1").is_none());
+}
+
 fn script(name: &str) -> common::Ran {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = std::process::Command::new(root.join("scripts").join(name))

@@ -725,6 +725,49 @@ fn ovs_linux_ngs_and_plug() {
     assert!(st["running"]["ports"].get("pf0vf3").is_none());
 }
 
+/// What Mercury's ovsdb driver reads: `--format=json` tables with `--columns`, `find
+/// name=`, and rows addressed by the `_uuid` the read gave.
+#[test]
+fn ovs_linux_json_tables_and_rows_by_uuid() {
+    let t = Tmp::new("ovs-json");
+    let s = t.path("s.json");
+    let e = |c: &str| exec("ovs_linux", &s, c);
+    let r = e("ovs-vsctl --may-exist add-port br-int pf0vf1 -- set Interface pf0vf1 external_ids:iface-id=vif-1 -- set Port pf0vf1 tag=120 vlan_mode=access");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = e("ovs-vsctl --timeout=9 --format=json -- --columns=name,ports list Bridge -- --columns=_uuid,name,tag,trunks,vlan_mode,interfaces find Port name=pf0vf1 -- --columns=_uuid,name,external_ids,mtu_request,error find Interface name=pf0vf1");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let docs: Vec<serde_json::Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(docs.len(), 3, "{}", r.stdout);
+    assert_eq!(docs[0]["headings"], json!(["name", "ports"]));
+    let br_int = docs[0]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row[0] == "br-int")
+        .unwrap();
+    let port_row = &docs[1]["data"][0];
+    // The bridge's one port is a bare uuid reference, the same as the Port row's _uuid.
+    assert_eq!(br_int[1], port_row[0], "{}", r.stdout);
+    assert_eq!(port_row[1], "pf0vf1");
+    assert_eq!(port_row[2], 120);
+    assert_eq!(port_row[3], json!(["set", []]));
+    assert_eq!(port_row[4], "access");
+    let iface_row = &docs[2]["data"][0];
+    assert_eq!(port_row[5], iface_row[0]);
+    assert_eq!(iface_row[2], json!(["map", [["iface-id", "vif-1"]]]));
+    // A row addressed by its uuid.
+    let uuid = port_row[0][1].as_str().unwrap();
+    assert_eq!(e(&format!("ovs-vsctl set Port {uuid} tag=130")).code, 0);
+    assert_eq!(e("ovs-vsctl get port pf0vf1 tag").stdout.trim(), "130");
+    // find with no match: an empty table.
+    let r = e("ovs-vsctl --format=json -- --columns=name find Port name=nope");
+    assert_eq!(r.stdout.trim(), r#"{"data":[],"headings":["name"]}"#);
+}
+
 #[test]
 fn huawei_vrp5_access_trunk_save() {
     let t = Tmp::new("vrp5");

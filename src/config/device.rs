@@ -107,6 +107,18 @@ pub struct Device {
     pub verify: bool,
     /// VLANs a change may take off a port (`None`: `allowed_vlans`); the idle VLAN always.
     pub remove_vlans: Option<VlanSet>,
+    /// OVS (a DPU): the switch port the card's uplink is cabled to. `plug_port` /
+    /// `unplug_port` then program that switch port too (the two-hop path, docs/ovs.md).
+    pub uplink: Option<Uplink>,
+}
+
+/// The switch port a DPU's uplink is cabled to (`uplink = { device, port }`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Uplink {
+    /// The switch's config name (`[devices.NAME]`, never an alias or MAC).
+    pub device: String,
+    /// The switch port, as the switch's platform names it.
+    pub port: String,
 }
 
 impl Device {
@@ -328,7 +340,60 @@ pub(super) fn build_device(
         flat_ports: r.flat_ports.unwrap_or_default(),
         verify: r.verify.unwrap_or(true),
         remove_vlans: r.remove_vlans,
+        uplink: match r.uplink {
+            Some(u) => {
+                validate::simple_name("uplink.device", &u.device, 64)
+                    .map_err(|_| err("uplink.device", "not a device name".into()))?;
+                if u.port.is_empty()
+                    || u.port.len() > 64
+                    || u.port
+                        .chars()
+                        .any(|c| c.is_whitespace() || validate::is_dangerous(c))
+                {
+                    return Err(err(
+                        "uplink.port",
+                        "1-64 characters without whitespace or control characters".into(),
+                    ));
+                }
+                Some(Uplink {
+                    device: u.device,
+                    port: u.port,
+                })
+            }
+            None => None,
+        },
     })
+}
+
+/// Every `uplink` names another configured device that has no uplink itself (a switch, not
+/// a second card). Whether that device's platform is a switch and the port fits it is the
+/// catalog's to say (`run::resolve::check_uplinks`).
+pub(super) fn check_uplinks(devices: &BTreeMap<String, Device>) -> Result<(), (String, String)> {
+    for d in devices.values() {
+        let Some(u) = &d.uplink else { continue };
+        match devices.get(&u.device) {
+            None => {
+                return Err((
+                    d.name.clone(),
+                    "names no [devices] table (a config name, not an alias)".into(),
+                ))
+            }
+            Some(s) if s.name == d.name => {
+                return Err((d.name.clone(), "a device cannot be its own uplink".into()))
+            }
+            Some(s) if s.uplink.is_some() => {
+                return Err((
+                    d.name.clone(),
+                    format!(
+                        "devices.{} has an uplink itself; an uplink is a switch port",
+                        s.name
+                    ),
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// Names, aliases and MACs must each identify exactly one device. The error names the

@@ -20,8 +20,8 @@ mod jump;
 mod lock;
 pub mod trust;
 
-use device::{build_device, check_unique_names};
-pub use device::{check_host_key, Device, TransportKind, TRUST_ON_FIRST_USE};
+use device::{build_device, check_unique_names, check_uplinks};
+pub use device::{check_host_key, Device, TransportKind, Uplink, TRUST_ON_FIRST_USE};
 pub use files::{check_config_mode, check_secret_mode, read_secret, Secrets};
 pub use jump::JumpHost;
 use lock::{build_lock, RawCoalesce, RawLock};
@@ -225,6 +225,15 @@ struct RawSettings {
     flat_ports: Option<Vec<String>>,
     verify: Option<bool>,
     remove_vlans: Option<VlanSet>,
+    uplink: Option<RawUplink>,
+}
+
+/// `uplink = { device = "leaf-1", port = "Ethernet1/5" }` of an OVS device (a DPU).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawUplink {
+    device: String,
+    port: String,
 }
 
 macro_rules! merge_fields {
@@ -281,6 +290,7 @@ impl RawSettings {
             flat_ports,
             verify,
             remove_vlans,
+            uplink,
         )
     }
 }
@@ -348,6 +358,12 @@ impl Config {
         };
 
         let defaults = raw.defaults;
+        if defaults.uplink.is_some() {
+            return Err(invalid(
+                &["defaults", "uplink"],
+                "an uplink names one DPU's switch port: it belongs in that device's table".into(),
+            ));
+        }
         let mut devices = BTreeMap::new();
         for (name, dev) in raw.devices {
             validate::simple_name("device name", &name, 64)
@@ -371,6 +387,8 @@ impl Config {
             devices.insert(name, device);
         }
         check_unique_names(&devices).map_err(|(name, k, m)| invalid(&["devices", &name, k], m))?;
+        check_uplinks(&devices)
+            .map_err(|(name, m)| invalid(&["devices", &name, "uplink", "device"], m))?;
 
         let mut callers = BTreeMap::new();
         for (name, c) in raw.callers {

@@ -19,6 +19,7 @@ pub mod templates;
 
 pub use templates::{plan, show_lines};
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -69,7 +70,23 @@ pub trait Prepared {
     fn mutates(&self) -> bool {
         true
     }
+
+    /// The ports Mercury plugged on this device and the VLANs each carries, read from the
+    /// device in the open session (the `ovsdb` kind: a DPU's card, for the two-hop path's
+    /// "does another port still use this VLAN"). `None`: this kind plugs no ports. A dry
+    /// session reads nothing and answers an empty map.
+    fn plugged(&self, _session: &mut Session, _deadline: Instant) -> Option<PluggedRead> {
+        None
+    }
 }
+
+/// What each port Mercury plugged carries: its VLANs, or `None` when it carries every VLAN
+/// of its bridge (plugged flat, or a trunk of every VLAN).
+pub type Plugged = BTreeMap<String, Option<BTreeSet<u16>>>;
+
+/// [`Prepared::plugged`]'s answer: the lines sent, and the ports (or why they could not be
+/// read).
+pub type PluggedRead = (Transcript, Result<Plugged, Failure>);
 
 /// Policy's say on a change's removals, asked by the driver before anything is sent.
 pub type Guard<'g> = &'g dyn Fn(&[Removal]) -> Result<(), Denied>;
@@ -115,6 +132,9 @@ pub struct Done {
     /// Read back, a port is not in the requested state (the device accepted the change but
     /// does not show it, or `verify_port` found drift): the request fails with exit 1.
     pub drift: Option<String>,
+    /// The ports as read before and after the change (read before write; empty when not
+    /// read): what a compensating step (the DPU path's restore) starts from.
+    pub read: Vec<crate::verify::PortReport>,
 }
 
 /// The sentence a result's `msg` starts with.

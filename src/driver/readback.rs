@@ -62,6 +62,7 @@ pub fn verify_port(device: &str, checks: &[Check], states: Vec<PortState>) -> Do
     };
     Done {
         changed: false,
+        read: Vec::new(),
         summary: Summary::Said(msg),
         data,
         diff: expecting.then(|| verify::diff(&reports)),
@@ -97,6 +98,7 @@ pub fn verified(op: &str, device: &str, reports: Vec<PortReport>, skipped: bool)
     let changed = reports.iter().any(|p| p.changed);
     let data: Value = json!({"verified": drift.is_empty(), "skipped": skipped, "ports": reports});
     Done {
+        read: reports.clone(),
         changed,
         summary: if skipped {
             Summary::Skipped

@@ -1303,6 +1303,7 @@ fn predicted(op: &str, device: &str, checks: &[Check], before: &[PortState], pla
         warnings: readback::unverified_warning(&reports).into_iter().collect(),
         data: serde_json::json!({"check": true, "would_send": lines, "ports": reports}),
         drift: None,
+        read: Vec::new(),
     }
 }
 

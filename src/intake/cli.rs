@@ -294,6 +294,10 @@ pub struct PlugArgs {
     /// Access VLAN tag.
     #[arg(long, value_name = "VLAN")]
     vlan: Option<String>,
+    /// On a DPU with an uplink in config: plug on the card only, leave the switch port
+    /// facing the card as it is.
+    #[arg(long)]
+    card_only: bool,
     #[command(flatten)]
     meta: MetaArgs,
 }
@@ -309,6 +313,10 @@ pub struct UnplugArgs {
     /// Bridge.
     #[arg(long, value_name = "BRIDGE")]
     bridge: Option<String>,
+    /// On a DPU with an uplink in config: unplug on the card only, leave the switch port
+    /// facing the card as it is.
+    #[arg(long)]
+    card_only: bool,
     #[command(flatten)]
     meta: MetaArgs,
 }
@@ -688,12 +696,14 @@ impl Command {
                 raw.bridge = a.bridge.clone();
                 raw.mac = a.mac.clone();
                 raw.vlan = vlan(&a.vlan)?;
+                raw.card_only = a.card_only.then_some(true);
             }
             Command::UnplugPort(a) => {
                 a.target.apply(raw, None);
                 a.meta.apply(raw);
                 raw.port = Some(a.port.clone());
                 raw.bridge = a.bridge.clone();
+                raw.card_only = a.card_only.then_some(true);
             }
             Command::GetSwitches => {}
             Command::GetAllowedNetworkTypes(t) => t.apply(raw, None),

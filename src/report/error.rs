@@ -53,6 +53,10 @@ pub enum Error {
     /// A bug.
     #[error("internal error: {0}")]
     Internal(String),
+    /// A request over several devices (the DPU path): the exit kind of the step that
+    /// failed, with a message that says what each device was left with.
+    #[error("{1}")]
+    Decided(ExitKind, String),
 }
 
 impl From<crate::driver::Failure> for Error {
@@ -98,6 +102,7 @@ impl Error {
             Error::Internal(_) => ExitKind::Internal,
             Error::Check(kind, _) => *kind,
             Error::Drift(_) => ExitKind::DeviceRejected,
+            Error::Decided(kind, _) => *kind,
         }
     }
 }

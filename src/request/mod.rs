@@ -190,8 +190,15 @@ impl Op {
                 "vif_id",
                 "mac",
                 "vlan",
+                "card_only",
             ],
-            Op::UnplugPort => &["device", "local_link_connection", "port", "bridge"],
+            Op::UnplugPort => &[
+                "device",
+                "local_link_connection",
+                "port",
+                "bridge",
+                "card_only",
+            ],
             Op::GetAllowedNetworkTypes => TARGET,
             Op::IsLinkValid => &["device", "local_link_connection", "port"],
             Op::IsPortSupported => &[
@@ -341,6 +348,10 @@ pub struct RawRequest {
     /// the request is validated (`run::resolve::networks`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<String>,
+    /// plug/unplug on a DPU with an `uplink`: `true` changes the card only, not the switch
+    /// port facing it (`--card-only`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub card_only: Option<bool>,
     /// Check mode (`--check`): read the ports and say what the change would do, sending no
     /// configuration line.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -379,7 +390,8 @@ impl RawRequest {
             vif_id,
             mac,
             vnic_type,
-            is_smartnic
+            is_smartnic,
+            card_only
         );
         out
     }
@@ -475,6 +487,9 @@ pub struct Plug {
     pub mac: Option<String>,
     /// Optional access tag.
     pub vlan: Option<Vlan>,
+    /// On a DPU with an `uplink`: change the card only, leave the switch port facing it
+    /// alone.
+    pub card_only: bool,
 }
 
 /// Who/why metadata carried into the audit record.
@@ -706,6 +721,7 @@ impl Request {
                     vif_id: req.meta.vif_id.clone(),
                     mac,
                     vlan: raw.vlan,
+                    card_only: raw.card_only == Some(true),
                 });
                 req.ports = vec![PortChange {
                     port,

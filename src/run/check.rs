@@ -49,6 +49,7 @@ pub(super) fn check(
         }
     }
     if !catalog_only {
+        problems.extend(resolve::check_uplinks(config, catalog));
         problems.extend(lock::etcd::check(&config.lock));
         let slots: Vec<(&str, u32)> = config
             .devices

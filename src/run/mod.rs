@@ -32,6 +32,7 @@ mod check;
 mod coalesce;
 mod query;
 pub mod resolve;
+mod uplink;
 
 use check::check;
 pub use check::table;
@@ -248,6 +249,15 @@ fn execute(config_path: &Path, sub: Submission, report: &mut Report) -> Result<(
             None => offline,
         };
     };
+    // Part of loading: an uplink the catalog cannot accept is a configuration error.
+    let uplinks = resolve::check_uplinks(&config, &catalog);
+    if !uplinks.is_empty() {
+        return Err(Error::ConfigMessage(format!(
+            "{}: {}",
+            config.path.display(),
+            uplinks.join("; ")
+        )));
+    }
 
     let who = sub.origin.who(sub.caller.clone());
     let scope = match &sub.caller {
@@ -279,6 +289,7 @@ fn execute(config_path: &Path, sub: Submission, report: &mut Report) -> Result<(
         started_written: false,
         device_contacted: false,
         how_extra: serde_json::Map::new(),
+        hops_audited: false,
         what: json!({"op": raw.op}),
         why: json!({}),
     };
@@ -356,6 +367,8 @@ struct Job<'a> {
     device_contacted: bool,
     /// Extra keys for the finished record's `how` (coalescing).
     how_extra: serde_json::Map<String, serde_json::Value>,
+    /// The DPU path wrote each device's own audit records (`uplink`).
+    hops_audited: bool,
     what: serde_json::Value,
     why: serde_json::Value,
 }
@@ -413,6 +426,12 @@ impl Job<'_> {
         if changes_ports(req.op) {
             self.report.verified = Some(req.verify);
             self.what["verify"] = json!(req.verify);
+        }
+        // A DPU whose uplink is configured: the switch port facing it too (`uplink`).
+        if let (Some(up), Some(plug)) = (&device.uplink, &req.plug) {
+            if !plug.card_only {
+                return self.two_hops(req.clone(), device, platform, up);
+            }
         }
         let prepared = driver::for_platform(platform).prepare(&req, device, platform)?;
         self.report.warnings.extend(prepared.warnings());
@@ -677,7 +696,7 @@ impl Job<'_> {
     /// Writes the `finished` record (not for dry runs). A failure to write it after the
     /// device was changed cannot undo the change, so it becomes a warning in the result.
     fn audit_finished(&mut self, result: &Result<(), Error>) {
-        if self.report.dry_run {
+        if self.report.dry_run || self.hops_audited {
             return;
         }
         let kind = result

@@ -208,3 +208,50 @@ impl From<ResolveError> for Error {
         }
     }
 }
+
+/// Checks every DPU's `uplink` against the catalog, as part of loading the configuration
+/// (every run, and `mercury check`): the card is driven by the `ovsdb` kind, the uplink's
+/// device is a switch (any other kind), and the port is a name the switch's platform
+/// accepts and its port policy allows. A problem is a configuration error (exit 78) naming
+/// `devices.NAME.uplink`.
+pub fn check_uplinks(config: &Config, catalog: &Catalog) -> Vec<String> {
+    let mut problems = Vec::new();
+    for card in config.devices.values() {
+        let Some(up) = &card.uplink else { continue };
+        let key = format!("devices.{}.uplink", card.name);
+        // An unknown platform is reported for the device itself (check, resolve).
+        let Ok(card_platform) = catalog.get(&card.platform) else {
+            continue;
+        };
+        if card_platform.kind != crate::catalog::Kind::Ovsdb {
+            problems.push(format!(
+                "{key}: only a DPU (a device whose platform is driven through OVSDB, like ovs) has an uplink; {} is a {} platform",
+                card.platform,
+                format!("{:?}", card_platform.kind).to_lowercase()
+            ));
+            continue;
+        }
+        let Some(switch) = config.devices.get(&up.device) else {
+            problems.push(format!("{key}.device: names no [devices] table"));
+            continue;
+        };
+        let Ok(platform) = catalog.get(&switch.platform) else {
+            continue;
+        };
+        if platform.kind == crate::catalog::Kind::Ovsdb {
+            problems.push(format!(
+                "{key}.device: devices.{} is itself an OVS device; an uplink is a switch port",
+                switch.name
+            ));
+            continue;
+        }
+        if let Err(e) = check_port_for(platform, &up.port) {
+            problems.push(format!("{key}.port: {e}"));
+            continue;
+        }
+        if let Err(e) = crate::policy::check_port(switch, &up.port) {
+            problems.push(format!("{key}.port: {e}"));
+        }
+    }
+    problems
+}

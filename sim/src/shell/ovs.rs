@@ -9,6 +9,7 @@
 
 use crate::cli::{unmodelled, Out};
 use crate::model::{Config, DeviceState, OvsPort, Port};
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 /// The host as shipped: bridges `br-int` (empty) and `br0` holding every port.
@@ -67,9 +68,11 @@ pub(super) fn vsctl(a: &[&str], st: &mut DeviceState, out: &mut Out) {
     // each with its options before the command name.
     let mut cfg = st.running.clone();
     let mut printed = Out::default();
+    let mut json_format = false;
     for c in a.split(|w| *w == "--") {
         let mut may_exist = false;
         let mut if_exists = false;
+        let mut columns: Option<Vec<String>> = None;
         let mut it = c.iter().copied().peekable();
         while let Some(w) = it.next_if(|w| w.starts_with('-')) {
             match w {
@@ -77,6 +80,15 @@ pub(super) fn vsctl(a: &[&str], st: &mut DeviceState, out: &mut Out) {
                 "--if-exists" => if_exists = true,
                 "-t" => {
                     it.next();
+                }
+                "--format=json" => json_format = true,
+                x if x.starts_with("--columns=") => {
+                    columns = Some(
+                        x.trim_start_matches("--columns=")
+                            .split(',')
+                            .map(str::to_string)
+                            .collect(),
+                    );
                 }
                 x if x.starts_with("--timeout")
                     || x.starts_with("--db")
@@ -96,6 +108,16 @@ pub(super) fn vsctl(a: &[&str], st: &mut DeviceState, out: &mut Out) {
         }
         let rest: Vec<&str> = it.collect();
         if rest.is_empty() {
+            continue;
+        }
+        if json_format && matches!(rest.first(), Some(&"list") | Some(&"find")) {
+            match json_table(&cfg, &rest, columns.as_deref()) {
+                Ok(doc) => printed.line(doc.to_string()),
+                Err(e) => {
+                    fail(out, e);
+                    return;
+                }
+            }
             continue;
         }
         if let Err(e) = command(&mut cfg, &rest, may_exist, if_exists, &mut printed) {
@@ -146,7 +168,178 @@ fn table_name(t: &str) -> Option<&'static str> {
     }
 }
 
+/// A stable UUID for a row (`table`, `name`): FNV-1a over both, twice with different
+/// offsets, printed 8-4-4-4-12.
+pub fn row_uuid(table: &str, name: &str) -> String {
+    let h = |seed: u64| {
+        let mut x = seed;
+        for b in table.bytes().chain([0]).chain(name.bytes()) {
+            x ^= u64::from(b);
+            x = x.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        x
+    };
+    let (a, b) = (h(0xcbf2_9ce4_8422_2325), h(0x8422_2325_cbf2_9ce4));
+    let hex = format!("{a:016x}{b:016x}");
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+fn is_uuid(rec: &str) -> bool {
+    rec.len() == 36 && rec.chars().all(|c| c.is_ascii_hexdigit() || c == '-')
+}
+
+/// `list TABLE [REC...]` / `find TABLE name=VALUE` (the only condition modelled) with
+/// `--format=json` and `--columns=...`: each table as ovs-vsctl prints it (`{"data": [...],
+/// "headings": [...]}`, sets as `["set", [...]]` or the bare atom, maps as `["map", [[k, v]
+/// ...]]`, references as `["uuid", U]`). Every Bridge, Port and Interface row has a stable
+/// UUID derived from its table and name ([`row_uuid`]), and rows may be addressed by it.
+fn json_table(cfg: &Config, a: &[&str], columns: Option<&[String]>) -> Result<Value, String> {
+    let (verb, table, args) = match a {
+        [verb, table, args @ ..] => (*verb, *table, args),
+        _ => return Err(format!("'{}' command requires at least 1 arguments", a[0])),
+    };
+    let Some(table) = table_name(table) else {
+        return Err(format!("unknown table \"{table}\""));
+    };
+    let defaults: &[&str] = match table {
+        "Bridge" => &["_uuid", "name", "ports"],
+        "Port" => &[
+            "_uuid",
+            "name",
+            "tag",
+            "trunks",
+            "vlan_mode",
+            "interfaces",
+            "external_ids",
+        ],
+        _ => &[
+            "_uuid",
+            "name",
+            "external_ids",
+            "mtu_request",
+            "error",
+            "type",
+        ],
+    };
+    let headings: Vec<String> = match columns {
+        Some(c) => c.to_vec(),
+        None => defaults.iter().map(|s| s.to_string()).collect(),
+    };
+    let bridges = bridge_names(cfg);
+    let names: Vec<String> = if table == "Bridge" {
+        bridges.clone()
+    } else {
+        cfg.ports
+            .iter()
+            .filter(|(_, p)| p.ovs.is_some())
+            .map(|(n, _)| n.clone())
+            .collect()
+    };
+    let by_uuid = |rec: &str| {
+        names
+            .iter()
+            .find(|n| n.as_str() == rec || (is_uuid(rec) && row_uuid(table, n) == rec))
+            .cloned()
+    };
+    let selected: Vec<String> = match (verb, args) {
+        ("list", []) => names.clone(),
+        ("list", recs) => {
+            let mut out = Vec::new();
+            for r in recs {
+                out.push(by_uuid(r).ok_or_else(|| format!("no row \"{r}\" in table {table}"))?);
+            }
+            out
+        }
+        ("find", conds) => {
+            let mut out = names.clone();
+            for c in conds {
+                let Some(("name", v)) = c.split_once('=') else {
+                    return Err(format!(
+                        "find: only name=VALUE conditions are modelled, not {c}"
+                    ));
+                };
+                let v = v.trim_matches('"');
+                out.retain(|n| n == v);
+            }
+            out
+        }
+        _ => return Err(format!("unknown command '{verb}'")),
+    };
+    let empty = || json!(["set", []]);
+    let set = |v: Vec<Value>| match v.len() {
+        1 => v.into_iter().next().unwrap_or(Value::Null),
+        _ => json!(["set", v]),
+    };
+    let map = |m: &BTreeMap<String, String>| {
+        json!([
+            "map",
+            m.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>()
+        ])
+    };
+    let mut rows = Vec::new();
+    for n in &selected {
+        let mut row = Vec::new();
+        for h in &headings {
+            let v = if table == "Bridge" {
+                match h.as_str() {
+                    "_uuid" => json!(["uuid", row_uuid("Bridge", n)]),
+                    "name" => json!(n),
+                    "ports" => set(cfg
+                        .ports
+                        .iter()
+                        .filter(|(_, p)| p.ovs.as_ref().is_some_and(|o| o.bridge == *n))
+                        .map(|(pn, _)| json!(["uuid", row_uuid("Port", pn)]))
+                        .collect()),
+                    "datapath_type" => json!("netdev"),
+                    c => return Err(no_column(table, c)),
+                }
+            } else {
+                let p = cfg
+                    .ports
+                    .get(n)
+                    .ok_or_else(|| format!("no row \"{n}\" in table {table}"))?;
+                let o = p.ovs.clone().unwrap_or_default();
+                match (table, h.as_str()) {
+                    (_, "_uuid") => json!(["uuid", row_uuid(table, n)]),
+                    (_, "name") => json!(n),
+                    ("Port", "tag") => o.tag.map_or_else(empty, |t| json!(t)),
+                    ("Port", "trunks") => set(o.trunks.iter().map(|t| json!(t)).collect()),
+                    ("Port", "vlan_mode") => o.vlan_mode.clone().map_or_else(empty, |m| json!(m)),
+                    ("Port", "interfaces") => json!(["uuid", row_uuid("Interface", n)]),
+                    ("Port", "external_ids") => map(&o.external_ids),
+                    ("Interface", "external_ids") => map(&o.iface_external_ids),
+                    ("Interface", "mtu_request") => p.mtu.map_or_else(empty, |m| json!(m)),
+                    ("Interface", "error") => empty(),
+                    ("Interface", "type") => json!(""),
+                    (_, c) => return Err(no_column(table, c)),
+                }
+            };
+            row.push(v);
+        }
+        rows.push(Value::Array(row));
+    }
+    Ok(json!({"data": rows, "headings": headings}))
+}
+
 fn port_row<'a>(cfg: &'a mut Config, table: &str, rec: &str) -> Result<&'a mut Port, String> {
+    let rec = if is_uuid(rec) {
+        cfg.ports
+            .iter()
+            .filter(|(_, p)| p.ovs.is_some())
+            .map(|(n, _)| n.clone())
+            .find(|n| row_uuid(table, n) == rec)
+            .unwrap_or_else(|| rec.to_string())
+    } else {
+        rec.to_string()
+    };
+    let rec = rec.as_str();
     match cfg.ports.get_mut(rec) {
         Some(p) if p.ovs.is_some() => Ok(p),
         _ => Err(format!("no row \"{rec}\" in table {table}")),

@@ -292,6 +292,16 @@ impl driver::Prepared for Prepared {
         self.op != Op::VerifyPort && !self.check
     }
 
+    fn plugged(&self, session: &mut Session, deadline: Instant) -> Option<driver::PluggedRead> {
+        let mut transcript = Transcript::default();
+        let line = self.card_line();
+        let read = self
+            .read(session, &line, deadline, &mut transcript)
+            .map_err(Failure::from)
+            .map(|snap| snap.map(|s| plugged_by_mercury(&s)).unwrap_or_default());
+        Some((transcript, read))
+    }
+
     fn apply(&self, session: &mut Session, deadline: Instant, guard: Guard) -> Applied {
         let mut transcript = Transcript::default();
         let mut progress = Progress::default();
@@ -330,6 +340,26 @@ impl Prepared {
                 "find",
                 "Interface",
                 &name,
+            ]));
+        }
+        Line::exec(a)
+    }
+
+    /// The whole card in one read: every bridge, Port and Interface row (a card holds tens
+    /// of ports, not thousands).
+    fn card_line(&self) -> Line {
+        let mut a = self.base.clone();
+        a.push("--format=json".into());
+        for (columns, table) in [
+            (BRIDGE_COLUMNS, "Bridge"),
+            (PORT_COLUMNS, "Port"),
+            (IFACE_COLUMNS, "Interface"),
+        ] {
+            a.extend(argv(&[
+                "--",
+                &format!("--columns={columns}"),
+                "list",
+                table,
             ]));
         }
         Line::exec(a)
@@ -458,6 +488,7 @@ impl Prepared {
                         .collect(),
                 )),
                 warnings,
+                read: Vec::new(),
                 drift: None,
             });
         }
@@ -565,6 +596,7 @@ impl Prepared {
             diff,
             warnings,
             drift,
+            read: Vec::new(),
         })
     }
 
@@ -624,6 +656,25 @@ impl Prepared {
         }
         Ok(out)
     }
+}
+
+/// The ports of a card snapshot that carry Mercury's mark ([`PLUGGED_BY`]), with the VLANs
+/// each carries (`None`: every VLAN of its bridge — no tag and no trunks list).
+pub fn plugged_by_mercury(snap: &Snapshot) -> driver::Plugged {
+    snap.ports
+        .iter()
+        .filter(|(_, p)| {
+            p.bridge.is_some()
+                && p.external_ids.get(PLUGGED_BY).map(String::as_str) == Some("mercury")
+        })
+        .map(|(name, p)| {
+            let vlans = carried(Some(p));
+            // A trunk with no list carries every VLAN, and so does a port with no VLAN columns.
+            let every =
+                p.vlans.trunks.is_empty() && (!p.vlans.is_access() || p.vlans.tag.is_none());
+            (name.clone(), (!every).then_some(vlans))
+        })
+        .collect()
 }
 
 /// Whether a port read back is the state planned (row UUIDs and ovs-vswitchd's `error`
