@@ -362,7 +362,7 @@ impl Catalog {
         let mut problems = Vec::new();
         let mut names: BTreeMap<&str, &str> = BTreeMap::new();
         for (key, entry) in &self.entries {
-            for a in std::iter::once(key).chain(&entry.raw.aliases) {
+            for a in std::iter::once(key).chain(&entry.aliases) {
                 if let Some(other) = names.insert(a, key) {
                     if other != key {
                         problems.push(format!("{key}: name or alias {a:?} also names {other}"));

@@ -13,20 +13,23 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use regex::Regex;
-use serde::Deserialize;
 
+mod builtin;
 mod lint;
 mod prompt;
+mod raw;
 mod schema;
 mod table;
 mod template;
 
 pub use prompt::Prompt;
-use schema::{compile, RawCatalog, RawPlatform};
+pub use raw::{Kind, VlanListStyle};
+use raw::{RawCatalog, RawPlatform};
+use schema::compile;
 pub use template::Template;
 
-/// The catalog compiled into the binary.
-pub const BUILTIN: &str = include_str!("../../plugins.toml");
+/// Where the built-in platforms come from, in messages.
+const BUILTIN_SOURCE: &str = "built-in";
 
 /// A catalog problem; exit 78.
 #[derive(Debug, thiserror::Error)]
@@ -92,20 +95,6 @@ impl Kind {
             Kind::Exec | Kind::Ovsdb => Channel::Exec,
         }
     }
-}
-
-/// How the platform is driven.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    /// An interactive shell, judged by prompts and failure indicators.
-    Cli,
-    /// One command per exec channel, judged by exit status (and failure indicators).
-    Exec,
-    /// Open vSwitch: OVSDB read, then one `ovs-vsctl` transaction per request over an exec
-    /// channel (the `ovsdb` driver); the platform lists the `actions` it carries out
-    /// instead of templates.
-    Ovsdb,
 }
 
 /// Every template action the driver knows, with the variables each may use. Wherever
@@ -204,25 +193,6 @@ pub struct Response {
     pub answer: String,
     /// Send a newline after the answer (false for pagers that take one key).
     pub newline: bool,
-}
-
-/// How a VLAN list is written on this platform.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct VlanListStyle {
-    /// Between items (`,` or ` `).
-    pub separator: String,
-    /// Between the ends of a run (`-`, ` to `), or absent to list every VLAN.
-    pub range: Option<String>,
-}
-
-impl Default for VlanListStyle {
-    fn default() -> Self {
-        VlanListStyle {
-            separator: ",".into(),
-            range: Some("-".into()),
-        }
-    }
 }
 
 /// A platform, compiled and linted.
@@ -519,21 +489,38 @@ impl Platform {
     }
 }
 
-/// One platform as parsed; its patterns are compiled on first use.
+/// A platform as written: parsed from a `plugins.d` file, or built-in (built on first use
+/// from the data `build.rs` generated).
+#[derive(Debug)]
+enum Source {
+    Parsed(Box<RawPlatform>),
+    Builtin(fn() -> RawPlatform),
+}
+
+/// One platform as loaded; it is built (built-in) and its patterns compiled on first use.
 #[derive(Debug)]
 struct Entry {
     /// Which catalog it came from (`built-in` or a path), for messages.
     source_name: String,
-    raw: RawPlatform,
+    /// Its other names (for lookups that must not build the platform).
+    aliases: Vec<String>,
+    source: Source,
     compiled: OnceLock<Result<Platform, String>>,
+}
+
+thread_local! {
+    /// Catalog texts parsed on this thread (a regression guard: the built-in catalog is
+    /// never among them).
+    static PARSED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// All platforms known to this run.
 ///
-/// Every catalog file is parsed when loaded (so a TOML mistake anywhere is caught at once),
-/// but a platform's regexes are compiled only when it is first used: one run needs one
-/// platform, and compiling every platform's Unicode-aware patterns would cost more than the
-/// rest of a run. [`Catalog::lint`] compiles everything.
+/// The built-in platforms are compiled into the binary as data at build time (`build.rs`):
+/// loading them parses nothing. Every `plugins.d` file is parsed when loaded (so a TOML
+/// mistake anywhere is caught at once). A platform's regexes are compiled only when it is
+/// first used: one run needs one platform, and compiling every platform's Unicode-aware
+/// patterns would cost more than the rest of a run. [`Catalog::lint`] compiles everything.
 #[derive(Debug, Default)]
 pub struct Catalog {
     entries: BTreeMap<String, Entry>,
@@ -543,7 +530,17 @@ impl Catalog {
     /// The built-in catalog alone.
     pub fn builtin() -> Result<Catalog, CatalogError> {
         let mut c = Catalog::default();
-        c.add_text("built-in", BUILTIN)?;
+        for (name, aliases, build) in builtin::PLATFORMS {
+            c.entries.insert(
+                (*name).to_string(),
+                Entry {
+                    source_name: BUILTIN_SOURCE.to_string(),
+                    aliases: aliases.iter().map(|a| (*a).to_string()).collect(),
+                    source: Source::Builtin(*build),
+                    compiled: OnceLock::new(),
+                },
+            );
+        }
         Ok(c)
     }
 
@@ -592,6 +589,7 @@ impl Catalog {
 
     /// Parses catalog text, adding its platforms (compiled later, on first use).
     pub fn add_text(&mut self, source_name: &str, text: &str) -> Result<(), CatalogError> {
+        PARSED.with(|n| n.set(n.get() + 1));
         let raw: RawCatalog = toml::from_str(text).map_err(|e| CatalogError::Parse {
             source_name: source_name.to_string(),
             message: e.to_string().trim_end().to_string(),
@@ -601,7 +599,8 @@ impl Catalog {
                 name,
                 Entry {
                     source_name: source_name.to_string(),
-                    raw,
+                    aliases: raw.aliases.clone(),
+                    source: Source::Parsed(Box::new(raw)),
                     compiled: OnceLock::new(),
                 },
             );
@@ -618,7 +617,7 @@ impl Catalog {
         if let Some((k, _)) = self
             .entries
             .iter()
-            .find(|(_, e)| e.raw.aliases.iter().any(|a| a == name))
+            .find(|(_, e)| e.aliases.iter().any(|a| a == name))
         {
             return Some(k);
         }
@@ -628,7 +627,7 @@ impl Catalog {
     /// `"; did you mean X?"` for the platform name or alias closest to `name`, or empty.
     pub fn did_you_mean(&self, name: &str) -> String {
         let names = self.entries.iter().flat_map(|(k, e)| {
-            std::iter::once(k.as_str()).chain(e.raw.aliases.iter().map(String::as_str))
+            std::iter::once(k.as_str()).chain(e.aliases.iter().map(String::as_str))
         });
         crate::util::suggest::did_you_mean(name, names)
     }
@@ -645,7 +644,10 @@ impl Catalog {
         })?;
         entry
             .compiled
-            .get_or_init(|| compile(key, &entry.raw))
+            .get_or_init(|| match &entry.source {
+                Source::Parsed(raw) => compile(key, raw),
+                Source::Builtin(build) => compile(key, &build()),
+            })
             .as_ref()
             .map_err(|message| CatalogError::Invalid {
                 source_name: entry.source_name.clone(),
@@ -905,6 +907,38 @@ mod tests {
             )
             .unwrap_err();
         assert!(e.to_string().contains("kinds"), "{e}");
+    }
+
+    /// The regression guard of issue 18: loading the built-in catalog and using its
+    /// platforms parses no catalog text at run time (it was a 78 KB TOML parse per run).
+    #[test]
+    fn the_builtin_catalog_is_never_parsed_at_run_time() {
+        let before = PARSED.with(|n| n.get());
+        let c = Catalog::load(Path::new("/nonexistent/plugins.d")).unwrap();
+        c.get("cisco_ios").unwrap();
+        c.get("netmiko_juniper").unwrap();
+        assert!(c.lint().is_empty());
+        let _ = c.table().unwrap();
+        assert_eq!(PARSED.with(|n| n.get()), before, "catalog text was parsed");
+        // The counter does count: a plugins.d text is parsed.
+        let mut c = Catalog::builtin().unwrap();
+        c.add_text("test", MINI).unwrap();
+        assert_eq!(PARSED.with(|n| n.get()), before + 1);
+    }
+
+    /// What `build.rs` baked is what `plugins.toml` says, platform by platform, field by
+    /// field.
+    #[test]
+    fn the_baked_catalog_is_plugins_toml() {
+        let parsed: RawCatalog = toml::from_str(include_str!("../../plugins.toml")).unwrap();
+        let names: Vec<&str> = builtin::PLATFORMS.iter().map(|(n, _, _)| *n).collect();
+        let want: Vec<&str> = parsed.platforms.keys().map(String::as_str).collect();
+        assert_eq!(names, want);
+        for (name, aliases, build) in builtin::PLATFORMS {
+            let raw = &parsed.platforms[*name];
+            assert_eq!(format!("{:?}", build()), format!("{raw:?}"), "{name}");
+            assert_eq!(*aliases, raw.aliases.as_slice(), "{name}");
+        }
     }
 
     #[test]

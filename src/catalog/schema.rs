@@ -1,144 +1,14 @@
-//! The catalog file as written (`Raw*`, `deny_unknown_fields`), and its compilation into
-//! [`Platform`]s: patterns compiled, defaults filled in, the `[verify]` table checked.
+//! The compilation of a platform as written ([`super::raw`]) into a [`Platform`]:
+//! patterns compiled, defaults filled in, the `[verify]` table checked.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use regex::Regex;
-use serde::Deserialize;
 
 use super::prompt::Prompt;
+use super::raw::{RawPlatform, RawVerify};
 use super::template::Template;
 use super::*;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawCatalog {
-    #[serde(default)]
-    pub(super) platforms: BTreeMap<String, RawPlatform>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawPlatform {
-    description: String,
-    #[serde(default)]
-    pub(super) aliases: Vec<String>,
-    kind: Kind,
-    network_types: Vec<String>,
-    port_pattern: String,
-    lag_interface: Option<String>,
-    lag_pattern: Option<String>,
-    #[serde(default)]
-    lag_modes: BTreeMap<String, String>,
-    echo: Option<bool>,
-    #[serde(default)]
-    modes: Vec<RawMode>,
-    login_mode: Option<String>,
-    config_mode: Option<String>,
-    save_mode: Option<String>,
-    secret_prompt: Option<String>,
-    #[serde(default)]
-    responses: Vec<RawResponse>,
-    #[serde(default)]
-    failures: Vec<String>,
-    #[serde(default)]
-    temporary_failures: Vec<String>,
-    #[serde(default)]
-    on_open: Vec<String>,
-    #[serde(default)]
-    commit: Vec<String>,
-    #[serde(default)]
-    abort: Vec<String>,
-    commit_leaves_to: Option<String>,
-    #[serde(default)]
-    save: Vec<String>,
-    #[serde(default)]
-    close: Vec<String>,
-    #[serde(default)]
-    vlan_list: VlanListStyle,
-    #[serde(default)]
-    templates: BTreeMap<String, Vec<String>>,
-    #[serde(default)]
-    actions: BTreeSet<String>,
-    #[serde(default)]
-    unsupported: BTreeMap<String, String>,
-    #[serde(default)]
-    samples: BTreeMap<String, Vec<String>>,
-    #[serde(default)]
-    own_context: BTreeSet<String>,
-    native_in_allowed: Option<bool>,
-    #[serde(default)]
-    allowed_set_adds: bool,
-    #[serde(default)]
-    native_is_access: bool,
-    #[serde(default)]
-    idempotent: Vec<String>,
-    #[serde(default)]
-    nouns: BTreeMap<String, String>,
-    #[serde(default)]
-    notes: Vec<String>,
-    verify: Option<RawVerify>,
-    check: Option<RawCheck>,
-}
-
-/// `[platforms.X.check]`: how `mercury check --connect` reads whether a VLAN exists.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawCheck {
-    /// The line that lists the device's VLANs (read-only).
-    vlans: String,
-    /// A regex, with `{vlan}` for the id, that matches a line of that listing when the VLAN
-    /// exists.
-    vlan_present: String,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawVerify {
-    #[serde(default)]
-    show: Vec<String>,
-    parser: Option<String>,
-    mode: Option<String>,
-    admin_default: Option<String>,
-    trunk_default: Option<String>,
-    #[serde(default)]
-    modes: BTreeMap<String, String>,
-    mode_default: Option<String>,
-    #[serde(default)]
-    unread: BTreeSet<String>,
-    vlan_table: Option<String>,
-    unsupported: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawMode {
-    name: String,
-    prompt: String,
-    parent: Option<String>,
-    #[serde(default)]
-    enter: Vec<String>,
-    #[serde(default)]
-    exit: Vec<String>,
-    #[serde(default)]
-    secret: bool,
-    #[serde(default)]
-    config: bool,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawResponse {
-    prompt: String,
-    #[serde(default)]
-    answer: String,
-    #[serde(default = "yes")]
-    newline: bool,
-}
-
-fn yes() -> bool {
-    true
-}
 
 pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
     let regex = |what: &str, s: &str| Regex::new(s).map_err(|e| format!("{what} {s:?}: {e}"));

@@ -526,6 +526,9 @@ impl Job<'_> {
             Vec::new()
         };
         let finished = session.finish();
+        self.report
+            .warnings
+            .extend(finished.warnings.iter().cloned());
         let shared: Result<(), (ExitKind, String)> = finished
             .result
             .as_ref()

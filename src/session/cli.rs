@@ -16,7 +16,7 @@ use super::{
     describe_failure, find_indicator, redact, CommandRecord, SessionError, Settings, Transcript,
 };
 use crate::catalog::Platform;
-use crate::transport::{Chunk, Shell, TransportError};
+use crate::transport::{Chunk, Ended, Shell, TransportError};
 
 /// How much of the cleaned output is searched for a prompt or a question.
 const TAIL_WINDOW: usize = 1024;
@@ -114,7 +114,7 @@ impl<'a> CliSession<'a> {
         Ok(())
     }
 
-    /// Out of configuration mode, save, leave.
+    /// Out of configuration mode, and save (when `save`).
     pub(super) fn finish(&mut self, save: bool) -> Result<(), SessionError> {
         let p = self.platform;
         self.leave_config()?;
@@ -123,14 +123,34 @@ impl<'a> CliSession<'a> {
                 self.command(line)?;
             }
         }
-        for line in &p.close {
-            // Leaving: no prompt follows the last exit.
+        Ok(())
+    }
+
+    /// Ends the session the way the device expects: out of configuration mode, the close
+    /// lines (no prompt follows the last one), then wait until `deadline` for the device to
+    /// end the session itself. A session that cannot get there is hung up.
+    pub(super) fn leave(&mut self, deadline: Instant) -> Ended {
+        if self.leave_config().is_err() {
             if let Some(shell) = self.shell.as_mut() {
-                let _ = shell.send(format!("{line}\n").as_bytes());
+                shell.close(deadline);
+            }
+            return Ended::HungUp;
+        }
+        let mut sent = true;
+        for line in &self.platform.close {
+            if let Some(shell) = self.shell.as_mut() {
+                sent &= shell.send(format!("{line}\n").as_bytes()).is_ok();
             }
             self.record(line, String::new(), Instant::now());
         }
-        Ok(())
+        match self.shell.as_mut() {
+            None => Ended::ByDevice,
+            Some(shell) if sent && !self.platform.close.is_empty() => shell.finish(deadline),
+            Some(shell) => {
+                shell.close(deadline);
+                Ended::HungUp
+            }
+        }
     }
 
     fn configure(&mut self, plan: &Plan) -> Result<(), SessionError> {

@@ -29,7 +29,10 @@ use exec::ExecSession;
 use plan::{Line, Plan};
 
 use crate::catalog::{Channel, Platform};
-use crate::transport::{Connection, ExecOutput, TransportError};
+use crate::transport::{Connection, Ended, ExecOutput, TransportError};
+
+/// Longest wait for a device to end its session after the close lines.
+const MAX_END_WAIT: Duration = Duration::from_secs(10);
 
 /// Shown in messages instead of a secret.
 pub const REDACTED: &str = "********";
@@ -193,6 +196,8 @@ pub struct Segment {
     pub result: Result<(), SessionError>,
     /// What of a plan reached the device (`apply`, `finish`).
     pub progress: Progress,
+    /// Things the result must mention (`finish`: the device did not end the session).
+    pub warnings: Vec<String>,
 }
 
 /// How far a change got on the device: what the result and the audit record say when a
@@ -379,6 +384,7 @@ impl<'a> Session<'a> {
                 transcript,
                 result,
                 progress: Progress::default(),
+                warnings: Vec::new(),
             },
         )
     }
@@ -448,6 +454,7 @@ impl<'a> Session<'a> {
                     "the session is unusable after an earlier failure".into(),
                 ))),
                 progress: Progress::default(),
+                warnings: Vec::new(),
             };
         }
         let result = match &mut self.inner {
@@ -481,6 +488,7 @@ impl<'a> Session<'a> {
             transcript,
             result,
             progress,
+            warnings: Vec::new(),
         }
     }
 
@@ -501,6 +509,7 @@ impl<'a> Session<'a> {
                         "the session is unusable after an earlier failure".into(),
                     ))),
                     progress: Progress::default(),
+                    warnings: Vec::new(),
                 },
                 Vec::new(),
             );
@@ -529,22 +538,44 @@ impl<'a> Session<'a> {
                 transcript,
                 result,
                 progress: Progress::default(),
+                warnings: Vec::new(),
             },
             outputs,
         )
     }
 
     /// Leaves configuration mode, saves (when configured and some plan was applied) and
-    /// closes. Without an applied plan nothing is sent: the failure path already left
-    /// configuration mode.
+    /// ends the session. A CLI session that is still usable sends the platform's close
+    /// lines and waits — bounded, blocked in the kernel — until the device has ended the
+    /// session itself (the SSH server's EOF and channel close, which follow the CLI's exit;
+    /// a child's exit), so that the device never counts it after the caller releases the
+    /// lock; a broken one is hung up. [`Segment::warnings`] says when the device did not
+    /// end the session in time.
     pub fn finish(mut self) -> Segment {
         let applied = self.applied;
+        let healthy = self.healthy;
         let due = applied && self.settings().save && !self.platform().save.is_empty();
         let saving = due && !self.no_save;
+        let end_wait = self
+            .settings()
+            .command_timeout
+            .clamp(Duration::from_millis(100), MAX_END_WAIT);
+        let mut warnings = Vec::new();
         let result = match &mut self.inner {
             Inner::Cli(s) => {
                 let r = if applied { s.finish(saving) } else { Ok(()) };
-                if let Some(shell) = s.shell.as_mut() {
+                // After a refusal (of the save) the session is still in a known mode.
+                let orderly = healthy && matches!(r, Ok(()) | Err(SessionError::Rejected { .. }));
+                if orderly {
+                    if s.leave(Instant::now() + end_wait) == Ended::HungUp {
+                        warnings.push(format!(
+                            "{} did not end the session within {:.1}s of {:?}; hung up",
+                            s.settings.device,
+                            end_wait.as_secs_f64(),
+                            s.platform.close.join("; ")
+                        ));
+                    }
+                } else if let Some(shell) = s.shell.as_mut() {
                     shell.close(Instant::now() + Duration::from_secs(2));
                 }
                 r
@@ -561,6 +592,7 @@ impl<'a> Session<'a> {
             transcript,
             result,
             progress,
+            warnings,
         }
     }
 
@@ -871,8 +903,12 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        let last = t.commands.last().map(|c| c.input.as_str());
-        assert_eq!(last, Some("end"), "left config mode; nothing saved");
+        let inputs: Vec<&str> = t.commands.iter().map(|c| c.input.as_str()).collect();
+        assert_eq!(
+            inputs[inputs.len() - 2..],
+            ["end", "exit"],
+            "left config mode, nothing saved, the session ended"
+        );
         assert!(!t.commands.iter().any(|c| c.input.starts_with("copy")));
     }
 

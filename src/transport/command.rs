@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::{remaining, Chunk, Exec, ExecOutput, Shell, TransportError};
+use super::{remaining, Chunk, Ended, Exec, ExecOutput, Shell, TransportError};
 
 /// How long a program asked to stop (SIGTERM) at the close deadline gets before it is
 /// killed.
@@ -66,24 +66,23 @@ fn spawn_error(program: &str, e: std::io::Error) -> TransportError {
 
 impl CommandShell {
     /// Waits until the child has exited (its stdout closes when it does) or `deadline`;
-    /// whether it exited.
+    /// whether it exited. The wait blocks on the child's stdout (no polling loop).
     fn exited_by(&mut self, deadline: Instant) -> bool {
-        while Instant::now() < deadline {
+        loop {
             match self.child.try_wait() {
                 Ok(Some(_)) | Err(_) => return true,
-                Ok(None) => match self
-                    .rx
-                    .recv_timeout(remaining(deadline).min(Duration::from_millis(50)))
-                {
-                    Ok(Some(_)) | Err(RecvTimeoutError::Timeout) => continue,
+                Ok(None) => match self.rx.recv_timeout(remaining(deadline)) {
+                    // Output still coming: keep draining, but never past the deadline.
+                    Ok(Some(_)) if !remaining(deadline).is_zero() => continue,
+                    Ok(Some(_)) => return false,
                     Ok(None) | Err(RecvTimeoutError::Disconnected) => {
                         let _ = self.child.wait();
                         return true;
                     }
+                    Err(RecvTimeoutError::Timeout) => return false,
                 },
             }
         }
-        false
     }
 
     /// Starts `argv` with piped stdio.
@@ -133,6 +132,32 @@ impl CommandShell {
     }
 }
 
+impl CommandShell {
+    /// Closes stdin and gives the program until `deadline` to exit on EOF; then asks it to
+    /// stop (SIGTERM lets it finish what it is writing — a device's state, its session
+    /// count) and, after [`TERM_GRACE`], kills it: a hung child must never keep the lock
+    /// held. A SIGKILL in the middle of a write could leave the far end's files half
+    /// written.
+    fn end(&mut self, deadline: Instant) -> Ended {
+        drop(self.stdin.take());
+        if self.exited_by(deadline) {
+            return Ended::ByDevice;
+        }
+        let pid = i32::try_from(self.child.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw);
+        if let Some(pid) = pid {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            if self.exited_by(Instant::now() + TERM_GRACE) {
+                return Ended::HungUp;
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        Ended::HungUp
+    }
+}
+
 fn collect_into(mut pipe: impl Read + Send + 'static, sink: Arc<Mutex<Vec<u8>>>) {
     thread::spawn(move || {
         let mut buf = [0u8; 4096];
@@ -173,25 +198,13 @@ impl Shell for CommandShell {
     }
 
     fn close(&mut self, deadline: Instant) {
-        drop(self.stdin.take());
-        // Give the program until the deadline to exit on EOF; then ask it to stop (SIGTERM
-        // lets it finish what it is writing — a device's state, its session count) and,
-        // after a grace period, kill it: a hung child must never keep the lock held. A
-        // SIGKILL in the middle of a write could leave the far end's files half written.
-        if self.exited_by(deadline) {
-            return;
-        }
-        let pid = i32::try_from(self.child.id())
-            .ok()
-            .and_then(rustix::process::Pid::from_raw);
-        if let Some(pid) = pid {
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-            if self.exited_by(Instant::now() + TERM_GRACE) {
-                return;
-            }
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.end(deadline);
+    }
+
+    fn finish(&mut self, deadline: Instant) -> Ended {
+        // The close lines are written; EOF on stdin follows them, for a program that ends
+        // on EOF rather than on its CLI's exit.
+        self.end(deadline)
     }
 
     fn diagnostics(&self) -> String {

@@ -59,14 +59,33 @@ pub enum Chunk {
     Eof,
 }
 
+/// How a session ended, as the transport saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// The device ended the session itself after its close lines: its CLI exited (SSH: the
+    /// server's EOF and channel close, which follow the exit status; a child: its exit).
+    ByDevice,
+    /// The device did not end it within the wait, or was not asked to: Mercury hung up.
+    HungUp,
+}
+
 /// An interactive byte stream (PTY shell over SSH, a child's stdin/stdout).
 pub trait Shell {
     /// Sends bytes.
     fn send(&mut self, data: &[u8]) -> Result<(), TransportError>;
     /// Waits for the next bytes until `deadline` (`Err(Timeout)` when it passes).
     fn recv(&mut self, deadline: Instant) -> Result<Chunk, TransportError>;
-    /// Closes the stream, waiting at most until `deadline` for the far end to finish.
+    /// Closes the stream (hangs up), waiting at most until `deadline` for the far end to
+    /// finish.
     fn close(&mut self, deadline: Instant);
+    /// The platform's close lines have been sent: waits until `deadline` — blocked in the
+    /// kernel, never polling in a loop — for the device to end the session by itself, then
+    /// closes. Only once this returns may the device's lock slot go to another session:
+    /// a device with few VTY lines counts a session until *it* has ended it.
+    fn finish(&mut self, deadline: Instant) -> Ended {
+        self.close(deadline);
+        Ended::HungUp
+    }
     /// Diagnostics the far end wrote outside the stream (a child's stderr), if any.
     fn diagnostics(&self) -> String {
         String::new()

@@ -8,6 +8,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
+pub mod counting;
 pub mod sshd;
 pub mod tls;
 

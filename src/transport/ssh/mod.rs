@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags, Timespec};
 use ssh2::{BlockDirections, ErrorCode, MethodType, Session};
 
-use super::{remaining, Chunk, Connection, Exec, ExecOutput, Shell, TransportError};
+use super::{remaining, Chunk, Connection, Ended, Exec, ExecOutput, Shell, TransportError};
 use crate::catalog::Channel;
 use crate::config::{Device, Secrets, TRUST_ON_FIRST_USE};
 use known_hosts::{fingerprint, host_name, key_type, KnownHosts, Verdict};
@@ -56,8 +56,9 @@ const PASSWORD_EXPIRED: i32 = -15;
 const READ_CHUNK: usize = 16 * 1024;
 /// Largest exec output kept per stream.
 const MAX_EXEC_OUTPUT: usize = 4 * 1024 * 1024;
-/// How long a best-effort goodbye (disconnect) may take.
-const GOODBYE: Duration = Duration::from_millis(500);
+/// How long a best-effort goodbye may take: the disconnect message, then the server's
+/// closing of the connection.
+const GOODBYE: Duration = Duration::from_millis(2000);
 
 /// Opens an SSH connection to the device: the PTY shell for CLI platforms, an exec runner
 /// for exec platforms.
@@ -450,6 +451,13 @@ impl Link {
 impl Drop for Link {
     fn drop(&mut self) {
         self.disconnect();
+        if let Sock::Tcp(s) = &self.sock {
+            // The server closes the connection once it has our goodbye. Wait for that
+            // (bounded, in poll): a device that counts sessions by connection must have let
+            // this one go before the lock slot is released to the next session.
+            let _ = s.shutdown(std::net::Shutdown::Write);
+            await_close(s, Instant::now() + GOODBYE);
+        }
         if self.tunnel.is_some() {
             // Shut the socket pair down so the tunnel's thread sees the end even while a
             // channel still holds the session (and its descriptor); the tunnel field is
@@ -457,6 +465,25 @@ impl Drop for Link {
             if let Sock::Unix(s) = &self.sock {
                 let _ = s.shutdown(std::net::Shutdown::Both);
             }
+        }
+    }
+}
+
+/// Reads and drops whatever arrives on `sock` until the peer closes it (read returns 0), an
+/// error, or `deadline`.
+fn await_close(sock: &TcpStream, deadline: Instant) {
+    let mut buf = [0u8; 4096];
+    let mut reader = sock;
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => return,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return,
+        }
+        if remaining(deadline).is_zero() || poll_one(sock, PollFlags::IN, deadline).is_err() {
+            return;
         }
     }
 }
@@ -986,27 +1013,39 @@ impl Shell for SshShell {
     }
 
     fn close(&mut self, deadline: Instant) {
-        // A PTY shell does not end on EOF, and after the session's last line (its `close`
-        // lines, or the abort after a failure) there is nothing left to wait for: hang up.
-        // sshd closes the terminal, the device's session ends, and the server answers with
-        // its own close, which is awaited (bounded) so the goodbye is orderly.
+        // Hanging up: a PTY shell does not end on EOF, so the channel is closed. sshd
+        // closes the terminal (the device's CLI gets a hangup) and answers with its own
+        // close, which is awaited (bounded) so the goodbye is orderly.
         let ch = &mut self.channel;
         let _ = self.link.retry(deadline, || ch.send_eof());
         let _ = self.link.retry(deadline, || ch.close());
-        let mut buf = [0u8; READ_CHUNK];
-        while !self.channel.eof() && Instant::now() < deadline {
-            match self.channel.read(&mut buf) {
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    if self.link.wait(Instant::now(), deadline).is_err() {
-                        break;
-                    }
-                }
-                Err(_) => break,
-            }
-        }
+        self.drain_to_eof(deadline);
         let ch = &mut self.channel;
         let _ = self.link.retry(deadline, || ch.wait_close());
+    }
+
+    fn finish(&mut self, deadline: Instant) -> Ended {
+        // The close lines are on their way: the device's CLI ends the session, and only
+        // then does the server send EOF, the exit status and its channel close (sshd waits
+        // for the child). Closing our side first would end the session from here while the
+        // CLI may still be running — a session the device still counts after the lock is
+        // released. Every wait is poll(2) on the socket.
+        let ended = self.drain_to_eof(deadline) && {
+            let ch = &mut self.channel;
+            self.link.retry(deadline, || ch.wait_close()).is_ok()
+        };
+        if !ended {
+            self.close(Instant::now() + GOODBYE);
+            return Ended::HungUp;
+        }
+        let ch = &mut self.channel;
+        let _ = self.link.retry(deadline, || ch.close());
+        log::debug!(
+            "ssh {}: the device ended the session (exit status {:?})",
+            self.link.label,
+            self.channel.exit_status().ok()
+        );
+        Ended::ByDevice
     }
 
     fn diagnostics(&self) -> String {
@@ -1018,6 +1057,30 @@ impl Shell for SshShell {
 
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
+    }
+}
+
+impl SshShell {
+    /// Reads and drops output until the server's EOF (`true`) or the deadline.
+    fn drain_to_eof(&mut self, deadline: Instant) -> bool {
+        let mut buf = [0u8; READ_CHUNK];
+        loop {
+            if self.channel.eof() {
+                return true;
+            }
+            match self.channel.read(&mut buf) {
+                Ok(n) if n > 0 => continue,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(_) => return false,
+            }
+            if self.channel.eof() {
+                return true;
+            }
+            if self.link.wait(Instant::now(), deadline).is_err() {
+                return false;
+            }
+        }
     }
 }
 

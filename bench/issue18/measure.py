@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Measures the rows of issue 18's table (bench/issue18/run sets up sshd and the configs).
+
+Every process is started with fork/exec and reaped with os.wait4, which gives that one
+child's CPU time (user + system) and peak RSS from the kernel; wall time is the parent's
+monotonic clock around spawn and reap. Binaries that are compared run interleaved (one run
+of each per round), and every figure is a median over the rounds.
+
+  measure.py ENV_JSON
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def run(argv, stdin=subprocess.DEVNULL):
+    """(wall ms, cpu ms, peak RSS KiB, exit code, stdout) of one process."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out = p.stdout.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = (time.perf_counter() - t0) * 1000
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return wall, (ru.ru_utime + ru.ru_stime) * 1000, ru.ru_maxrss, p.returncode, out
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def main():
+    env = json.load(open(sys.argv[1]))
+    runs = env["runs"]
+    bins = env["binaries"]  # name -> path, in column order
+    cfg = env["config"]
+    rows = {}
+
+    def each(name, argv_of, n=runs):
+        """Interleaved: round r runs every binary once."""
+        res = {b: [] for b in bins}
+        for _ in range(n):
+            for b, path in bins.items():
+                res[b].append(run(argv_of(path)))
+        return res
+
+    # 1. CPU per --dry-run attach-port (config + catalog + plan + result).
+    dry = each("dry", lambda m: [m, "--config", cfg, "--dry-run", "--format", "json", "attach-port",
+                                 "--device", "leaf", "--port", "Gi1/0/5", "--vlan", "120",
+                                 "--reason", "bench"])
+    rows["cpu"] = {b: med([r[1] for r in v]) for b, v in dry.items()}
+    rows["dry_rss"] = {b: med([r[2] for r in v]) / 1024 for b, v in dry.items()}
+    # 2. --version wall.
+    ver = each("version", lambda m: [m, "--version"])
+    rows["version"] = {b: med([r[0] for r in v]) for b, v in ver.items()}
+    # 3 + 4. Real attach-port over SSH: peak RSS, and p50 against the libssh2 floor, the
+    # floor interleaved with the binaries.
+    attach = {b: [] for b in bins}
+    floor = []
+    flip = 0
+    for _ in range(runs):
+        for b, path in bins.items():
+            # Alternate the VLAN so every run changes the port (a repeat would be a no-op).
+            flip ^= 1
+            vlan = "120" if flip else "121"
+            attach[b].append(run([path, "--config", cfg, "--format", "json", "attach-port",
+                                  "--device", "leaf", "--port", "Gi1/0/5", "--vlan", vlan,
+                                  "--reason", "bench"]))
+        floor.append(run([env["floor"], "127.0.0.1", str(env["port"]), "root", env["key"], "true"]))
+    fails = {b: sum(1 for r in v if r[3] != 0) for b, v in attach.items()}
+    rows["rss"] = {b: med([r[2] for r in v]) / 1024 for b, v in attach.items()}
+    rows["p50"] = {b: med([r[0] for r in v]) for b, v in attach.items()}
+    rows["floor"] = med([r[0] for r in floor])
+    rows["attach_failures"] = fails
+    # 8. Read before write: round trips with and without --no-verify (Mercury's own count of
+    # prompt waits and exec calls, in the JSON result).
+    rt = {}
+    for b, path in bins.items():
+        counts = []
+        for i, extra in enumerate([[], ["--no-verify"]]):
+            vlan = "130" if i == 0 else "131"
+            out = run([path, "--config", cfg, "--format", "json", "attach-port", "--device", "leaf",
+                       "--port", "Gi1/0/6", "--vlan", vlan, "--reason", "bench"] + extra)[4]
+            try:
+                counts.append(json.loads(out)["round_trips"])
+            except (ValueError, KeyError):
+                counts.append(None)
+        rt[b] = counts
+    rows["round_trips"] = rt
+    json.dump(rows, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
