@@ -130,12 +130,13 @@ pub fn check(
             ));
         }
     }
-    let mut vlans = req.vlans();
-    for c in &req.ports {
-        if let Some(d) = c.default_vlan {
-            vlans.insert(d);
-        }
-    }
+    // Add rights: the VLANs the change puts on ports. What a reset or a detach names is what
+    // it takes off: removal rights decide that ([`check_removals`], once the port is read),
+    // so that tear-down still works after the network team narrows `allowed_vlans`.
+    let mut vlans = match req.op {
+        Op::ResetPort | Op::DetachPort => VlanSet::new(),
+        _ => req.vlans(),
+    };
     if let Some(v) = req.plug.as_ref().and_then(|p| p.vlan) {
         vlans.insert(v);
     }
@@ -144,16 +145,31 @@ pub fn check(
         if Some(v) == device.default_vlan {
             continue;
         }
-        check_vlan(device, v)?;
-        if let Some(s) = scope {
-            if let Some(allowed) = &s.caller.allowed_vlans {
-                if !allowed.contains(v) {
-                    return Err(deny(
-                        format!("callers.{}.allowed_vlans", s.caller.name),
-                        format!("VLAN {v} is not in {}", show(allowed)),
-                    ));
-                }
-            }
+        check_added(device, scope, v)?;
+    }
+    // The idle VLAN a request restores: the device's own is always allowed; another one (a
+    // caller's idle network that does not match the device's) is a VLAN like any other, and
+    // a refusal says which two idle VLANs disagree and how to pair them.
+    let mut idle = VlanSet::new();
+    for c in &req.ports {
+        if let Some(d) = c.default_vlan {
+            idle.insert(d);
+        }
+    }
+    if let Some(d) = req
+        .lag
+        .as_ref()
+        .and_then(|l| l.l2.as_ref())
+        .and_then(|c| c.default_vlan)
+    {
+        idle.insert(d);
+    }
+    for d in idle.iter() {
+        if Some(d) == device.default_vlan || vlans.contains(d) {
+            continue;
+        }
+        if let Err(e) = check_added(device, scope, d) {
+            return Err(idle_mismatch(device, scope, d, e));
         }
     }
     if matches!(req.op, Op::AddNetwork | Op::DeleteNetwork) {
@@ -173,6 +189,49 @@ pub fn check(
         }
     }
     Ok(())
+}
+
+/// A VLAN the change puts on a port: allowed on the device and, for a caller, in its own
+/// `allowed_vlans`.
+fn check_added(device: &Device, scope: Option<&Scope>, v: Vlan) -> Result<(), Denied> {
+    check_vlan(device, v)?;
+    if let Some(s) = scope {
+        if let Some(allowed) = &s.caller.allowed_vlans {
+            if !allowed.contains(v) {
+                return Err(deny(
+                    format!("callers.{}.allowed_vlans", s.caller.name),
+                    format!("VLAN {v} is not in {}", show(allowed)),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The refusal of a caller's idle VLAN that is not the device's: it names both VLANs, the
+/// rule that refused, and the two ways to pair them.
+fn idle_mismatch(device: &Device, scope: Option<&Scope>, d: Vlan, e: Denied) -> Denied {
+    let name = &device.name;
+    let theirs = match device.default_vlan {
+        Some(own) => format!("is not the device's idle VLAN (devices.{name}.default_vlan = {own})"),
+        None => format!("is given, and devices.{name}.default_vlan is not set"),
+    };
+    let pair = match device.default_vlan {
+        Some(own) => format!(
+            "send {own} instead (Ironic: [ironic_networking] idle_network = access/native_vlan={own}) or set devices.{name}.default_vlan = {d}"
+        ),
+        None => format!("set devices.{name}.default_vlan = {d}"),
+    };
+    let caller = scope
+        .map(|s| format!(" (and callers.{}.allowed_vlans)", s.caller.name))
+        .unwrap_or_default();
+    deny(
+        e.rule,
+        format!(
+            "default_vlan {d}, the idle VLAN this request would restore, {theirs} and is not allowed: {}; pair the idle VLANs ({pair}), or allow VLAN {d} in devices.{name}.allowed_vlans{caller}",
+            e.message
+        ),
+    )
 }
 
 /// What a change would take off one port: the VLANs (access, native, tagged) it carries

@@ -939,3 +939,63 @@ fn ngs_style_switch_info_falls_back_to_switch_id_and_disagreement_is_refused() {
     assert_eq!(v["data"]["valid"], false);
     assert!(v["msg"].as_str().unwrap().contains("disagrees"), "{v}");
 }
+
+/// `[networks.NAME]` maps a network name to one VLAN: a request (an Ironic VIF id such as
+/// `tenant-a`) may give the name where a VLAN goes, and policy sees the id. An unknown name,
+/// or a name next to a different VLAN, is refused before anything is sent.
+#[test]
+fn network_names_from_the_config_stand_for_their_vlan() {
+    let lab = Lab::new(&[SimDevice::new("leaf-ios", "cisco_ios")]);
+    lab.append_config("\n[networks.tenant-a]\nvlan = 120\n\n[networks.outside]\nvlan = 300\n");
+    add_vlans(&lab, "leaf-ios", &["10", "120"]);
+    let run = |json: &str| lab.mercury(["run"]).stdin(json).run();
+    let v = run(
+        r#"{"op":"update_port","device":"leaf-ios","ports":[{"port":"Gi1/0/5","mode":"access","network":"tenant-a"}],"reason":"vif tenant-a"}"#,
+    )
+    .expect(0);
+    assert_eq!(v["changed"], true, "{v}");
+    assert_eq!(
+        lab.port("leaf-ios", "GigabitEthernet1/0/5")["access_vlan"],
+        120
+    );
+    let v = run(
+        r#"{"op":"detach_port","device":"leaf-ios","port":"Gi1/0/5","network":"tenant-a","reason":"vif tenant-a"}"#,
+    )
+    .expect(0);
+    assert_eq!(v["changed"], true, "{v}");
+    assert_eq!(
+        lab.port("leaf-ios", "GigabitEthernet1/0/5")["access_vlan"],
+        10
+    );
+    let sent = lab.transcript("leaf-ios").len();
+    let v = run(
+        r#"{"op":"attach_port","device":"leaf-ios","port":"Gi1/0/5","network":"tenant-b","reason":"r"}"#,
+    )
+    .expect(65);
+    assert!(
+        v["msg"]
+            .as_str()
+            .unwrap()
+            .contains("unknown network \"tenant-b\""),
+        "{v}"
+    );
+    let v = run(
+        r#"{"op":"attach_port","device":"leaf-ios","port":"Gi1/0/5","network":"tenant-a","vlan":121,"reason":"r"}"#,
+    )
+    .expect(65);
+    assert!(
+        v["msg"].as_str().unwrap().contains("is VLAN 120, not 121"),
+        "{v}"
+    );
+    // A name does not get around policy: outside is VLAN 300, which no device allows.
+    let v = run(
+        r#"{"op":"attach_port","device":"leaf-ios","port":"Gi1/0/5","network":"outside","reason":"r"}"#,
+    )
+    .expect(77);
+    assert!(v["msg"].as_str().unwrap().contains("VLAN 300"), "{v}");
+    assert_eq!(
+        lab.transcript("leaf-ios").len(),
+        sent,
+        "a refused request reached the switch"
+    );
+}

@@ -333,9 +333,18 @@ fn errors_are_http_200_with_ironic_exception_classes() {
     );
     assert!(r.iter().all(|r| r.status == 200), "{r:?}");
     let v: Vec<Value> = r.iter().map(Resp::json).collect();
-    // A caller is never told whether a device outside its scope exists: sw9 (unknown) gets
-    // the answer a configured device of another caller would.
-    for (i, needle) in [(0, "denied by"), (1, "may not use device"), (2, "port")] {
+    // An unknown switch is Ironic's SwitchNotFound (code 404), as the stock service raises
+    // it from its switch lookup for update_port and reset_port alike.
+    assert_eq!(
+        v[1]["error"]["data"]["class"], "ironic.common.exception.SwitchNotFound",
+        "{}",
+        v[1]
+    );
+    assert_eq!(v[1]["error"]["code"], 404);
+    assert!(v[1]["error"]["message"].as_str().unwrap().starts_with(
+        "Switch sw9 could not be found or is not supported by any configured switch driver."
+    ));
+    for (i, needle) in [(0, "denied by"), (2, "port")] {
         assert_eq!(
             v[i]["error"]["data"]["class"], "ironic.common.exception.InvalidParameterValue",
             "{}",
@@ -363,6 +372,43 @@ fn errors_are_http_200_with_ironic_exception_classes() {
         lab.transcript("sw1").len(),
         before,
         "a refused call reached the switch"
+    );
+}
+
+/// A caller is never told whether a device outside its scope exists: a configured switch of
+/// another caller gets the SwitchNotFound an unknown one gets, and nothing is sent to it.
+#[test]
+fn a_switch_outside_the_callers_scope_is_switch_not_found_like_an_unknown_one() {
+    let lab = lab();
+    lab.append_config("\n[callers.nobody]\ndevices = []\n");
+    let before = lab.transcript("sw1").len();
+    let hidden = call(
+        "update_port",
+        r#""switch_id": "sw1", "port_name": "Gi1/0/2", "description": "d", "mode": "access", "native_vlan": 100, "allowed_vlans": null, "lag_name": null, "default_vlan": null"#,
+    );
+    let unknown = hidden.replace("\"sw1\"", "\"sw9\"");
+    let (r, _, _) = converse(
+        &lab,
+        &["--caller", "nobody"],
+        &[post(Some(GOOD), &hidden), post(Some(GOOD), &unknown)].concat(),
+    );
+    let v: Vec<Value> = r.iter().map(Resp::json).collect();
+    for (x, name) in v.iter().zip(["sw1", "sw9"]) {
+        assert_eq!(
+            x["error"]["data"]["class"], "ironic.common.exception.SwitchNotFound",
+            "{x}"
+        );
+        assert_eq!(x["error"]["code"], 404, "{x}");
+        let msg = x["error"]["message"].as_str().unwrap();
+        assert!(
+            msg.starts_with(&format!("Switch {name} could not be found")),
+            "{x}"
+        );
+    }
+    assert_eq!(
+        lab.transcript("sw1").len(),
+        before,
+        "a hidden switch was contacted"
     );
 }
 

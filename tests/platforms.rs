@@ -191,6 +191,53 @@ fn exercise(s: &Spec) {
         assert_eq!(untagged(port), Some(110), "{}: {port}", ctx("native kept"));
     }
 
+    // A trunk declared an access port again (Ironic's next cleaning or provisioning step
+    // after a tenant trunk, or a switchport edited from trunk to access): read first, its
+    // tagged and native VLANs go, whatever the platform's mode word leaves behind.
+    let reads = matches!(
+        mercury::catalog::Catalog::builtin()
+            .unwrap()
+            .get(s.platform)
+            .unwrap()
+            .verify,
+        mercury::catalog::Verify::Show(_)
+    );
+    if s.native && reads && !s.untag_sim_gap {
+        run(
+            &lab,
+            &[
+                "update-port",
+                "--port",
+                p1,
+                "--mode",
+                "access",
+                "--native-vlan",
+                "120",
+            ],
+        );
+        let port = &running(&lab)["ports"][p1];
+        assert_eq!(port["mode"], "access", "{}: {port}", ctx("trunk to access"));
+        assert_eq!(
+            port["access_vlan"],
+            120,
+            "{}: {port}",
+            ctx("trunk to access")
+        );
+        // Nothing tagged: no list, or the IOS-style default list (every VLAN), which an
+        // access port ignores.
+        let tagged = vlans_of(&port["allowed_vlans"]);
+        assert!(
+            tagged.is_empty() || tagged.len() == 4094,
+            "{}: {port}",
+            ctx("trunk to access")
+        );
+        assert!(
+            port["native_vlan"].is_null(),
+            "{}: {port}",
+            ctx("trunk to access")
+        );
+    }
+
     // LAG with two members and L2 settings on the LAG interface.
     let mut lag_args = vec!["update-lag", "--lag", "7", "--member", p2, "--member", p3];
     match s.lag {
@@ -248,6 +295,66 @@ fn exercise(s: &Spec) {
         }
     }
 
+    // Reset undoes what update_port set: the description ("Ironic Port <uuid>" from
+    // Ironic) goes where the platform can remove one, the port is shut (shut_unused_ports)
+    // and back in the idle VLAN.
+    let catalog = mercury::catalog::Catalog::builtin().unwrap();
+    let platform = catalog.get(s.platform).unwrap();
+    let label = "Ironic Port 0f1e2d3c";
+    let mut update = vec![
+        "update-port",
+        "--port",
+        p2,
+        "--mode",
+        "access",
+        "--native-vlan",
+        "120",
+    ];
+    if platform.supports("description") {
+        update.extend(["--description", label]);
+    }
+    run(&lab, &update);
+    if platform.supports("description") {
+        let port = &running(&lab)["ports"][p2];
+        assert_eq!(port["description"], label, "{}: {port}", ctx("description"));
+    }
+    run(&lab, &["reset-port", "--port", p2, "--native-vlan", "120"]);
+    let port = &running(&lab)["ports"][p2];
+    assert_eq!(port["access_vlan"], 10, "{}: {port}", ctx("reset idle"));
+    assert_eq!(port["admin_up"], false, "{}: {port}", ctx("reset shut"));
+    if platform.supports("description_clear") {
+        assert_eq!(
+            port["description"],
+            "",
+            "{}: {port}",
+            ctx("reset description")
+        );
+    }
+
+    // A VLAN the port needs but the switch lacks: where the VLAN table is read, it is
+    // created first (manage_vlans), in the same session.
+    if has_vlan_table(platform) {
+        assert!(running(&lab)["vlans"].get("140").is_none());
+        let v = run(&lab, &["attach-port", "--port", p2, "--vlan", "140"]);
+        let r = running(&lab);
+        assert!(
+            r["vlans"].get("140").is_some(),
+            "{}: {r}",
+            ctx("VLAN on demand")
+        );
+        assert_eq!(
+            r["ports"][p2]["access_vlan"],
+            140,
+            "{}: {r}",
+            ctx("VLAN on demand")
+        );
+        assert!(
+            v["warnings"].to_string().contains("VLAN 140 did not exist"),
+            "{}: {v}",
+            ctx("VLAN on demand warning")
+        );
+    }
+
     // Delete a network.
     run(
         &lab,
@@ -261,6 +368,82 @@ fn exercise(s: &Spec) {
             ctx("delete-network")
         );
     }
+}
+
+/// Whether the platform reads the device's VLAN table before a port uses a VLAN.
+fn has_vlan_table(p: &mercury::catalog::Platform) -> bool {
+    matches!(&p.verify, mercury::catalog::Verify::Show(s) if s.vlan_table.is_some())
+}
+
+/// Without `manage_vlans`, a port is never put in a VLAN the switch lacks: the request is
+/// refused before anything is sent (exit 77), naming the key, on every platform that reads
+/// its VLAN table. (Before, IOS-like simulators created the VLAN behind the network team's
+/// back and strict ones rejected the line half-way.)
+#[test]
+fn missing_vlan_without_manage_vlans_is_refused_before_anything_is_sent() {
+    let catalog = mercury::catalog::Catalog::builtin().unwrap();
+    let mut tried = 0;
+    for name in catalog.names() {
+        let platform = catalog.get(name).unwrap();
+        if !has_vlan_table(platform) {
+            continue;
+        }
+        let port = match name {
+            "cisco_ios" => "GigabitEthernet1/0/5",
+            "cisco_nxos" => "Ethernet1/5",
+            "arista_eos" => "Ethernet5",
+            "aruba_aoscx" => "1/1/5",
+            "dell_os10" => "ethernet1/1/5",
+            "huawei" => "GigabitEthernet0/0/5",
+            "huawei_vrpv8" => "GE1/0/5",
+            "juniper" => "ge-0/0/5",
+            other => panic!("{other}: add its port name to this test"),
+        };
+        let lab = Lab::with_defaults(
+            &[SimDevice::new("leaf", name)],
+            "default_vlan = 10\nallowed_vlans = [\"10\", \"100-199\"]\nmanage_vlans = false\n",
+        );
+        let v = lab
+            .mercury([
+                "attach-port",
+                "--device",
+                "leaf",
+                "--port",
+                port,
+                "--vlan",
+                "141",
+                "--reason",
+                "e2e",
+            ])
+            .run()
+            .expect(77);
+        let msg = v["msg"].as_str().unwrap();
+        assert!(
+            msg.contains("denied by devices.leaf.manage_vlans"),
+            "{name}: {v}"
+        );
+        assert!(
+            msg.contains("VLAN 141 not configured on leaf"),
+            "{name}: {v}"
+        );
+        assert_eq!(v["changed"], false, "{name}: {v}");
+        // Only reads were sent: the port and the VLAN table.
+        let sent: Vec<&str> = v["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["input"].as_str())
+            .collect();
+        assert!(
+            !sent.iter().any(|l| l.contains("141")),
+            "{name}: sent {sent:?}"
+        );
+        let r = &lab.state("leaf")["running"];
+        assert!(r["vlans"].get("141").is_none(), "{name}: {r}");
+        assert_ne!(r["ports"][port]["access_vlan"], 141, "{name}: {r}");
+        tried += 1;
+    }
+    assert!(tried >= 7, "only {tried} platforms read their VLAN table");
 }
 
 /// Platforms that plug OVS representor ports (SmartNIC/DPU) are verified against a real

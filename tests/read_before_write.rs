@@ -357,8 +357,14 @@ fn mercury_ok_code(lab: &Lab, args: &[&str], code: i32) -> Value {
 /// and says so; not read, it says the change is partly applied.
 #[test]
 fn a_refused_change_is_undone_when_the_port_was_read_first() {
+    // The switch refuses the port's new VLAN after the old one is off (VRP applies each
+    // line as it goes). Read first, Mercury creates the missing VLAN 130 (manage_vlans)
+    // before the port uses it, so the refusal is a fault here, not the missing VLAN.
     let lab = Lab::with_defaults(
-        &[SimDevice::new("leaf", "huawei")],
+        &[SimDevice {
+            sim_args: &["--fault", "reject=port default vlan 130"],
+            ..SimDevice::new("leaf", "huawei")
+        }],
         "default_vlan = 10\nallowed_vlans = [\"10\", \"100-199\"]\nmanage_vlans = true\n",
     );
     for v in ["10", "120"] {
@@ -397,13 +403,16 @@ fn a_refused_change_is_undone_when_the_port_was_read_first() {
     assert_eq!(v["changed"], false, "{v}");
     assert!(v["msg"].as_str().unwrap().contains("were undone"), "{v}");
     assert!(
-        v["msg"]
-            .as_str()
-            .unwrap()
-            .contains("VLAN 130 does not exist"),
+        v["msg"].as_str().unwrap().contains("Unrecognized command"),
         "the device's own words: {v}"
     );
     assert_eq!(lab.port("leaf", port), before, "the port is as it was");
+    // The VLAN created on demand for the change went with it: the device is as read.
+    assert!(
+        lab.state("leaf")["running"]["vlans"].get("130").is_none(),
+        "{}",
+        lab.state("leaf")["running"]["vlans"]
+    );
     // Not read: the same refusal leaves the port changed, and the result says so.
     let v = mercury_ok_code(
         &lab,

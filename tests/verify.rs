@@ -646,6 +646,10 @@ const REWRITE: &str = r#"
 import subprocess, sys
 EXEC = {exec}
 def rewrite(s):
+    # VLAN definitions pass unchanged (the switch has VLAN 120, which Mercury reads from
+    # its VLAN table before using it); only the port's lines are rewritten.
+    if "set vlans" in s or s.lstrip().startswith("vlan ") or "config vlan add" in s or "nv set bridge domain" in s:
+        return s
     return s.replace(" 120", " 130")
 argv = sys.argv[1:]
 if EXEC:

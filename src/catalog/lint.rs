@@ -23,6 +23,7 @@ const REQUIRED_ACTIONS: &[&str] = &[
     "enable",
     "disable",
     "description",
+    "description_clear",
     "mtu",
     "lag_create",
     "lag_delete",

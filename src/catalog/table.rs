@@ -20,7 +20,10 @@ const TABLE_COLUMNS: &[(&str, &[&str])] = &[
     ("reset", &["port_reset"]),
     ("networks", &["network_add", "network_delete"]),
     ("enable/disable", &["enable", "disable"]),
-    ("description", &["description"]),
+    (
+        "description set/clear",
+        &["description", "description_clear"],
+    ),
     ("MTU", &["mtu"]),
     (
         "LAG",
@@ -34,6 +37,9 @@ const TABLE_COLUMNS: &[(&str, &[&str])] = &[
     ("OVS plug", &["plug", "unplug"]),
     // Not an action: whether ports can be read back (`--verify`, `verify_port`).
     ("verify", &[]),
+    // Not an action: whether the VLAN table is read, so that a VLAN a port needs is created
+    // on demand (`manage_vlans`) or the request refused.
+    ("VLAN exists check", &[]),
 ];
 
 impl Catalog {
@@ -62,6 +68,13 @@ impl Catalog {
                     out.push_str(match p.verify {
                         Verify::Show(_) => " yes |",
                         Verify::Unsupported(_) | Verify::Undeclared => " no |",
+                    });
+                    continue;
+                }
+                if *heading == "VLAN exists check" {
+                    out.push_str(match &p.verify {
+                        Verify::Show(s) if s.vlan_table.is_some() => " yes |",
+                        _ => " no |",
                     });
                     continue;
                 }

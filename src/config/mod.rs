@@ -128,6 +128,20 @@ pub struct Config {
     pub lock: LockSettings,
     /// `[coalesce]`: waiting requests ride the lock holder's session.
     pub coalesce: CoalesceSettings,
+    /// `[networks.NAME]`: network names a request may give instead of a VLAN id (an Ironic
+    /// VIF id such as `tenant-a`), each naming exactly one VLAN.
+    pub networks: BTreeMap<String, Network>,
+}
+
+/// A named network (`[networks.tenant-a] vlan = 120`): the network team's name for one VLAN,
+/// so that callers (Ironic VIF ids) use names, not numbers. The VLAN id is what policy
+/// checks; the name never selects anything else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Network {
+    /// Its name (the table key).
+    pub name: String,
+    /// The VLAN it is.
+    pub vlan: Vlan,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -143,6 +157,14 @@ struct RawFile {
     lock: RawLock,
     #[serde(default)]
     coalesce: RawCoalesce,
+    #[serde(default)]
+    networks: BTreeMap<String, RawNetwork>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNetwork {
+    vlan: Vlan,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -403,6 +425,13 @@ impl Config {
             },
         };
 
+        let mut networks = BTreeMap::new();
+        for (name, n) in raw.networks {
+            validate::simple_name("network name", &name, 64)
+                .map_err(|e| invalid(&["networks", &name], e.0))?;
+            networks.insert(name.clone(), Network { name, vlan: n.vlan });
+        }
+
         Ok(Config {
             path: path.to_path_buf(),
             lock_dir: resolve(
@@ -435,6 +464,7 @@ impl Config {
             callers,
             lock,
             coalesce,
+            networks,
         })
     }
 

@@ -254,6 +254,25 @@ fn port_actions(
     let idle = c.default_vlan.or(device.default_vlan);
     let shut = device.shut_unused_ports;
     let mut a: Vec<(&'static str, Vars)> = Vec::new();
+    // A port read as a LAG member leaves the LAG before it is declared on its own or reset:
+    // its L2 settings would otherwise fight the LAG interface's (and a port back at idle is
+    // in no LAG).
+    if let Some(lag) = read
+        .and_then(|s| s.lag.as_deref())
+        .filter(|_| matches!(op, Op::UpdatePort | Op::ResetPort))
+    {
+        let spec = LagSpec {
+            name: lag.to_string(),
+            members: Vec::new(),
+            aggregation: Aggregation::Lacp,
+            l2: None,
+        };
+        let (iface, id) = lag_interface(platform, &spec)?;
+        a.push((
+            "lag_member_remove",
+            Vars::from([("port", port.clone()), ("lag", iface), ("lag_id", id)]),
+        ));
+    }
     // A port that may be routed (NX-OS, OS9, AOS-CX) is made a switch port before any VLAN
     // is put on it.
     if matches!(op, Op::AttachPort | Op::UpdatePort) && platform.supports("port_l2") {
@@ -356,8 +375,17 @@ fn port_actions(
                     let native = c
                         .native_vlan
                         .ok_or_else(|| Unsupported("access needs native_vlan".into()))?;
-                    if let Some(idle) = idle.filter(|i| *i != native) {
-                        a.push(("access_remove", v(idle)));
+                    match read.filter(|s| matches!(s.mode.as_deref(), Some("trunk" | "hybrid"))) {
+                        // A trunk (read) becoming an access port: its tagged and native VLANs
+                        // go first. The mode word alone does not clear them everywhere (VRP
+                        // refuses to change the link type of a port that carries them;
+                        // AOS-CX, SONiC and SR Linux keep them).
+                        Some(s) => clear_tagged(&mut a, s, &port, platform)?,
+                        None => {
+                            if let Some(idle) = idle.filter(|i| *i != native) {
+                                a.push(("access_remove", v(idle)));
+                            }
+                        }
                     }
                     a.push(("access_set", v(native)));
                 }
@@ -464,6 +492,26 @@ fn port_actions(
                     }
                 }
             }
+            // The description update_port set ("Ironic Port <uuid>") goes too: a port back at
+            // idle carries no tenant's label. Read first, only a port that has one is
+            // touched.
+            let described = match read {
+                Some(s) => s.description.as_deref() != Some(""),
+                None => true,
+            };
+            if described {
+                if platform.supports("description_clear") {
+                    a.push(("description_clear", p()));
+                } else if read.is_some_and(|s| s.description.is_some()) {
+                    warnings.push(format!(
+                        "reset_port left the description of {port} in place: {}",
+                        platform
+                            .template("description_clear")
+                            .err()
+                            .unwrap_or_default()
+                    ));
+                }
+            }
             if shut {
                 a.push(("disable", p()));
             }
@@ -485,6 +533,34 @@ fn park_check(platform: &Platform, op: &str) -> Result<(), Unsupported> {
         ))),
         _ => Ok(()),
     }
+}
+
+/// Takes a trunk's (or hybrid port's) VLANs off `port`, as read: the platform's wholesale
+/// reset where it has one, else each tagged VLAN and the native VLAN.
+fn clear_tagged(
+    a: &mut Vec<(&'static str, Vars)>,
+    s: &PortState,
+    port: &str,
+    platform: &Platform,
+) -> Result<(), Unsupported> {
+    let v = |vlan: u16| Vars::from([("port", port.to_string()), ("vlan", vlan.to_string())]);
+    if platform.supports("port_reset") {
+        a.push(("port_reset", Vars::from([("port", port.to_string())])));
+        return Ok(());
+    }
+    if s.allowed_vlans.len() >= crate::verify::state::ALL.count() {
+        return Err(Unsupported(format!(
+            "{port} carries every VLAN, and {} removes tagged VLANs one by one: reset the port first",
+            platform.name
+        )));
+    }
+    for x in &s.allowed_vlans {
+        a.push(("allowed_remove", v(*x)));
+    }
+    if let Some(n) = s.native_vlan.filter(|n| !s.allowed_vlans.contains(n)) {
+        a.push(("native_remove", v(n)));
+    }
+    Ok(())
 }
 
 /// Whether a trunk on this platform carries every VLAN until its list is set (IOS-like
@@ -1029,9 +1105,13 @@ impl TemplatePlan<'_> {
                 })
                 .collect();
             guard(&removals)?;
-            if self.req.check {
-                return Ok(predicted(name, device, &checks, before, &plan));
-            }
+        }
+        // The VLANs the ports need exist, or are created first (manage_vlans), or the change
+        // is refused; a dry run lists the VLAN-table read a live run sends, and check mode
+        // refuses what a live run would.
+        let (plan, created) = self.create_missing_vlans(session, plan, deadline, transcript)?;
+        if let (Some(before), true) = (&before, self.req.check) {
+            return Ok(predicted(name, device, &checks, before, &plan));
         }
         let applied = session.apply(&plan, deadline);
         transcript.append(applied.transcript);
@@ -1041,11 +1121,21 @@ impl TemplatePlan<'_> {
             // Refused part-way on a platform that applies each line as it goes: put the
             // ports back as they were read, and say whether that worked.
             if let (Some(before), true) = (&before, took_effect && session.healthy()) {
-                progress.restored =
-                    Some(self.restore(session, &checks, before, deadline, transcript));
+                progress.restored = Some(
+                    self.restore(session, &checks, before, deadline, transcript)
+                        && self.delete_created(session, &created, deadline, transcript),
+                );
             }
             return Err(e.into());
         }
+        // Notes from planning against what was read (a VLAN created on demand, an untagged
+        // VLAN left in place), beyond those the prepared plan already gave.
+        let fresh: Vec<String> = plan
+            .warnings
+            .iter()
+            .filter(|w| !self.plan.warnings.contains(w))
+            .cloned()
+            .collect();
         let after = read_states(session, self.platform, &checks, deadline, transcript)?;
         let (Some(before), Some(after)) = (before, after) else {
             // A dry run reads nothing: there is nothing to compare.
@@ -1067,7 +1157,117 @@ impl TemplatePlan<'_> {
                 }
             })
             .collect();
-        Ok(readback::verified(name, device, reports, false))
+        let mut done = readback::verified(name, device, reports, false);
+        done.warnings.extend(fresh);
+        Ok(done)
+    }
+}
+
+impl TemplatePlan<'_> {
+    /// VLANs the change puts on its ports that the device does not have, read from its VLAN
+    /// table (platforms that declare `verify.vlan_table`): with `manage_vlans` they are
+    /// created first, in the same session (named `vlan<N>`, as `add_network` names them);
+    /// without it the request is refused before anything is sent (exit 77), so a port is
+    /// never put in a VLAN that a strict platform refuses or a lenient one creates behind
+    /// the network team's back.
+    fn create_missing_vlans(
+        &self,
+        session: &mut Session,
+        mut plan: Plan,
+        deadline: Instant,
+        transcript: &mut Transcript,
+    ) -> Result<(Plan, Vec<Vlan>), Failure> {
+        let Ok(spec) = self.platform.verify.spec(&self.platform.name) else {
+            return Ok((plan, Vec::new()));
+        };
+        let Some(show) = &spec.vlan_table else {
+            return Ok((plan, Vec::new()));
+        };
+        let needed = needed_vlans(&self.req, self.device);
+        if needed.is_empty() || plan.lines.is_empty() {
+            return Ok((plan, Vec::new()));
+        }
+        let line = match self.platform.kind {
+            Kind::Cli => Line::cli(show.as_str()),
+            Kind::Exec | Kind::Ovsdb => Line::words(show),
+        };
+        let (segment, outputs) = session.read(&[line], spec.mode.as_deref(), deadline);
+        transcript.append(segment.transcript);
+        segment.result?;
+        if session.is_dry() {
+            return Ok((plan, Vec::new()));
+        }
+        let text = outputs.join("\n");
+        let have =
+            verify::parse::vlan_ids(spec, &text).map_err(|message| SessionError::Unparsable {
+                line: show.clone(),
+                message,
+            })?;
+        let missing: Vec<Vlan> = needed.iter().filter(|v| !have.contains(&v.get())).collect();
+        if missing.is_empty() {
+            return Ok((plan, Vec::new()));
+        }
+        let device = &self.device.name;
+        let list = missing
+            .iter()
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let (s, them) = if missing.len() == 1 {
+            ("", "it")
+        } else {
+            ("s", "them")
+        };
+        if !self.device.manage_vlans {
+            return Err(Failure::Denied(crate::policy::Denied {
+                rule: format!("devices.{device}.manage_vlans"),
+                message: format!(
+                    "VLAN{s} {list} not configured on {device}, and Mercury may not create VLANs there: create {them} first (mercury add-network --device {device} --vlan N), or set devices.{device}.manage_vlans = true so that Mercury creates a missing VLAN before a port uses it"
+                ),
+            }));
+        }
+        let names = if self.platform.vlans_by_name() {
+            verify::parse::vlan_table(spec, &text).unwrap_or_default()
+        } else {
+            BTreeMap::new()
+        };
+        let mut created = Plan::default();
+        for v in &missing {
+            let name = format!("vlan{v}");
+            if let Some(other) = names.get(&name).filter(|id| **id != v.get()) {
+                return Err(Unsupported(format!(
+                    "VLAN {v} is missing on {device}, and its name {name} belongs to VLAN {other} there: creating it would renumber that VLAN; create VLAN {v} under another name first (mercury add-network --name)"
+                ))
+                .into());
+            }
+            let vars = Vars::from([("vlan", v.to_string()), ("vlan_name", name)]);
+            render_block(
+                self.platform,
+                &Block::Global("network_add", vars),
+                &mut created,
+            )?;
+        }
+        created.lines.append(&mut plan.lines);
+        plan.lines = created.lines;
+        plan.warnings.push(format!(
+            "VLAN{s} {list} did not exist on {device}: created (manage_vlans) before the port{} used {them}",
+            if self.req.ports.len() > 1 { "s" } else { "" }
+        ));
+        Ok((plan, missing))
+    }
+}
+
+/// The VLANs a change puts on its ports (which must exist on the device): what an attach,
+/// update or LAG update names; the idle VLAN a reset or a detach restores.
+fn needed_vlans(req: &Request, device: &Device) -> VlanSet {
+    match req.op {
+        Op::AttachPort | Op::UpdatePort | Op::UpdateLag => req.vlans(),
+        Op::ResetPort | Op::DetachPort => req
+            .ports
+            .iter()
+            .filter_map(|c| c.default_vlan.or(device.default_vlan))
+            .collect(),
+        _ => VlanSet::new(),
     }
 }
 
@@ -1137,6 +1337,40 @@ impl TemplatePlan<'_> {
             Ok(Some(again)) => again.iter().zip(before).all(|(a, b)| same_l2(a, b)),
             _ => false,
         }
+    }
+}
+
+impl TemplatePlan<'_> {
+    /// Undoes the VLANs this session created on demand (`manage_vlans`) before a refused
+    /// change, so that a restored device is the one read: no port used them before, and the
+    /// device lock kept every other Mercury request away since. `true` when there were none
+    /// or all went.
+    fn delete_created(
+        &self,
+        session: &mut Session,
+        created: &[Vlan],
+        deadline: Instant,
+        transcript: &mut Transcript,
+    ) -> bool {
+        if created.is_empty() {
+            return true;
+        }
+        let mut plan = Plan::default();
+        for v in created {
+            let vars = Vars::from([("vlan", v.to_string()), ("vlan_name", format!("vlan{v}"))]);
+            if render_block(
+                self.platform,
+                &Block::Global("network_delete", vars),
+                &mut plan,
+            )
+            .is_err()
+            {
+                return false;
+            }
+        }
+        let applied = session.apply(&plan, deadline);
+        transcript.append(applied.transcript);
+        applied.result.is_ok()
     }
 }
 

@@ -81,6 +81,11 @@ pub struct Report {
     /// change (read before write), so that `changed` is what the device shows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verified: Option<bool>,
+    /// The request named no device the caller can see (unknown, or outside its scope). Not
+    /// part of the JSON result (its `msg` says so); the JSON-RPC front answers
+    /// `SwitchNotFound` from it.
+    #[serde(skip)]
+    pub device_not_found: bool,
 }
 
 /// The sentence added to a failure's message when some of the change reached the device.
@@ -139,6 +144,7 @@ impl Report {
             diff: None,
             partial: None,
             verified: None,
+            device_not_found: false,
         }
     }
 

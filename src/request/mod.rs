@@ -274,6 +274,11 @@ pub struct RawPortFields {
     /// MTU.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mtu: Option<u32>,
+    /// A network name from the configuration's `[networks]` standing for this port's VLAN
+    /// (`vlan` for attach/detach, `native_vlan` otherwise); replaced by its id before the
+    /// request is validated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
 }
 
 /// A request as it arrives, before validation. `null` means absent (Ironic sends optional
@@ -338,6 +343,11 @@ pub struct RawRequest {
     /// Read the ports back before and after the change (`--verify`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<bool>,
+    /// A network name from the configuration's `[networks]` standing for the request's VLAN
+    /// (`vlan` for attach/detach/plug, `native_vlan` otherwise); replaced by its id before
+    /// the request is validated (`run::resolve::networks`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
     /// plug/unplug on a DPU with an `uplink`: `true` changes the card only, not the switch
     /// port facing it (`--card-only`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -555,6 +565,19 @@ impl Request {
     /// Validates a raw request without config: op known, fields belong to the op, values
     /// well-formed, required fields present.
     pub fn from_raw(raw: RawRequest) -> Result<Request, RequestError> {
+        // Network names are resolved against the configuration first; one left here was
+        // never resolved, and a VLAN is never guessed.
+        let unresolved = raw.network.is_some()
+            || raw
+                .ports
+                .iter()
+                .flatten()
+                .any(|p| matches!(p, RawPortItem::Full(f) if f.network.is_some()));
+        if unresolved {
+            return Err(bad(
+                "network names are resolved from the configuration's [networks] before validation",
+            ));
+        }
         let op_name = raw.op.as_deref().ok_or_else(|| bad("missing field `op`"))?;
         let op = Op::parse(op_name)
             .filter(|_| !op_name.contains('-'))

@@ -375,6 +375,7 @@ struct Job<'a> {
 
 impl Job<'_> {
     fn handle(&mut self, raw: RawRequest) -> Result<(), Error> {
+        let raw = resolve::networks(raw, self.config)?;
         let mut req = Request::from_raw(raw.clone())?;
         self.report.op = Some(req.op.name().to_string());
         if self.report.request_id.is_empty() {
@@ -403,7 +404,8 @@ impl Job<'_> {
             _ => {}
         }
         let (device, platform) =
-            resolve::resolve(&mut req, self.config, self.catalog, self.scope.as_ref())?;
+            resolve::resolve(&mut req, self.config, self.catalog, self.scope.as_ref())
+                .inspect_err(|e| self.report.device_not_found = e.is_not_found())?;
         self.report.device = Some(device.name.clone());
         self.report.platform = Some(platform.name.clone());
         // From here on every port name is the platform's canonical one (audit included).

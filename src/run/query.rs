@@ -43,8 +43,10 @@ impl Job<'_> {
                         .try_for_each(|p| policy::check_port(device, platform, p))
                         .map_err(|e| e.to_string())
                 }
-                Err(resolve::ResolveError::Request(e)) => Err(e.0),
-                Err(resolve::ResolveError::Denied(d)) => Err(d.to_string()),
+                Err(resolve::ResolveError::Request(e) | resolve::ResolveError::Unknown(e)) => {
+                    Err(e.0)
+                }
+                Err(resolve::ResolveError::NotYours(d)) => Err(d.to_string()),
                 Err(e) => return Err(e.into()),
             };
         let valid = verdict.is_ok();

@@ -6,16 +6,65 @@
 //! a reference to any other device, configured or not, gets one answer (exit 77, the
 //! reference as written), before anything about the device (its name, platform, port
 //! pattern) could show in a message or a result.
+//!
+//! Network names (`"network": "tenant-a"`, from the configuration's `[networks]`) become
+//! VLAN ids here too ([`networks`]), before the request is validated: policy then sees the
+//! id, as it does for any VLAN.
 
 use crate::catalog::{Catalog, CatalogError, Platform};
 use crate::config::{Config, Device};
 use crate::policy::{Denied, Scope};
 use crate::report::error::Error;
 use crate::request::validate::Escaped;
-use crate::request::{Request, RequestError};
+use crate::request::vlan::Vlan;
+use crate::request::{Op, RawPortItem, RawRequest, Request, RequestError};
 
 fn bad(msg: impl Into<String>) -> RequestError {
     RequestError(msg.into())
+}
+
+/// Replaces network names (`network` on the request or on a port item) with the VLAN the
+/// configuration's `[networks.NAME]` gives: `vlan` for attach/detach/plug/unplug,
+/// `native_vlan` for the other operations. An unknown name, or a name next to a different
+/// VLAN id, is the caller's mistake (exit 65).
+pub fn networks(mut raw: RawRequest, config: &Config) -> Result<RawRequest, RequestError> {
+    let lookup = |name: &str| -> Result<Vlan, RequestError> {
+        config.networks.get(name).map(|n| n.vlan).ok_or_else(|| {
+            bad(format!(
+                "unknown network {}: not in [networks] of the configuration",
+                Escaped(name)
+            ))
+        })
+    };
+    let by_vlan = matches!(
+        raw.op.as_deref().and_then(Op::parse),
+        Some(Op::AttachPort | Op::DetachPort | Op::PlugPort | Op::UnplugPort)
+    );
+    let place = |name: &str, vlan: &mut Option<Vlan>, native: &mut Option<Vlan>| {
+        let id = lookup(name)?;
+        let slot = if by_vlan { vlan } else { native };
+        match slot {
+            Some(given) if *given != id => Err(bad(format!(
+                "network {} is VLAN {id}, not {given}",
+                Escaped(name)
+            ))),
+            _ => {
+                *slot = Some(id);
+                Ok(())
+            }
+        }
+    };
+    if let Some(name) = raw.network.take() {
+        place(&name, &mut raw.vlan, &mut raw.native_vlan)?;
+    }
+    for item in raw.ports.iter_mut().flatten() {
+        if let RawPortItem::Full(f) = item {
+            if let Some(name) = f.network.take() {
+                place(&name, &mut f.vlan, &mut f.native_vlan)?;
+            }
+        }
+    }
+    Ok(raw)
 }
 
 /// Finds the device `req` targets among those `scope` allows (every device when `None`) and
@@ -109,9 +158,9 @@ fn find_device<'c>(
     let visible = |d: &&Device| scope.is_none_or(|s| s.allows(d));
     let find = |r: &str| config.find_device(r).filter(visible);
     let unknown = |what: &str| match scope {
-        Some(s) => ResolveError::Denied(s.not_yours(what)),
+        Some(s) => ResolveError::NotYours(s.not_yours(what)),
         // Only an unscoped caller (the operator) may learn the names of other devices.
-        None => ResolveError::Request(bad(format!(
+        None => ResolveError::Unknown(bad(format!(
             "unknown device {}: not a device name, alias or switch MAC in the configuration{}",
             Escaped(what),
             crate::util::suggest::did_you_mean(
@@ -146,16 +195,20 @@ fn find_device<'c>(
     }
 }
 
-/// Resolution failures: an unknown device is the caller's mistake (65); a device whose
-/// platform the catalog lacks is a configuration mistake (78).
+/// Resolution failures: an unknown device is the caller's mistake (65; 77 for a caller with
+/// a scope); a device whose platform the catalog lacks is a configuration mistake (78).
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
     /// Bad request.
     #[error(transparent)]
     Request(#[from] RequestError),
-    /// The device is not in the caller's scope, or does not exist (one answer for both).
+    /// No configured device has this name, alias or MAC (exit 65).
     #[error(transparent)]
-    Denied(Denied),
+    Unknown(RequestError),
+    /// The device is not in the caller's scope, or does not exist (one answer for both,
+    /// exit 77).
+    #[error(transparent)]
+    NotYours(Denied),
     /// The device's platform is in the catalog but does not compile (exit 78).
     #[error(transparent)]
     Catalog(CatalogError),
@@ -179,11 +232,19 @@ pub enum ResolveError {
     },
 }
 
+impl ResolveError {
+    /// The request names no device the caller can see: unknown, or outside its scope (the
+    /// JSON-RPC front answers Ironic's `SwitchNotFound`).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, ResolveError::Unknown(_) | ResolveError::NotYours(_))
+    }
+}
+
 impl From<ResolveError> for Error {
     fn from(e: ResolveError) -> Self {
         match e {
-            ResolveError::Request(r) => Error::Request(r),
-            ResolveError::Denied(d) => Error::Denied(d),
+            ResolveError::Request(r) | ResolveError::Unknown(r) => Error::Request(r),
+            ResolveError::NotYours(d) => Error::Denied(d),
             ResolveError::Catalog(c) => Error::Catalog(c),
             other @ (ResolveError::UnknownPlatform { .. } | ResolveError::Options { .. }) => {
                 Error::ConfigMessage(other.to_string())

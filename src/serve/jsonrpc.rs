@@ -696,11 +696,18 @@ impl Call<'_> {
     }
 
     /// Builds the Mercury request from JSON fields plus the call's metadata, and runs it.
+    /// A device the caller cannot see (unknown, or outside its scope) is Ironic's
+    /// `SwitchNotFound`, naming the `switch_id` as the stock service does.
     fn run(&self, mut fields: Map<String, Value>) -> Result<Report, RpcError> {
         fields.insert("reason".into(), json!(self.reason()));
         if let Some(id) = &self.request_id {
             fields.insert("request_id".into(), json!(id));
         }
+        let switch_id = fields
+            .get("device")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
         let raw: RawRequest = serde_json::from_value(Value::Object(fields))
             .map_err(|e| RpcError::invalid(format!("invalid request: {e}")))?;
         let report = run::run_request(
@@ -711,6 +718,8 @@ impl Call<'_> {
         );
         if report.ok {
             Ok(report)
+        } else if report.device_not_found {
+            Err(switch_not_found(&switch_id, &report))
         } else {
             Err(report_error(&report))
         }
@@ -729,13 +738,6 @@ impl Call<'_> {
             Some(Value::String(s)) => Some(s.clone()),
             Some(_) => return Err(RpcError::invalid("lag_name must be a string")),
         };
-        if let Some(lag) = &lag_name {
-            return Err(RpcError::invalid(format!(
-                "lag_name {} is not supported by update_port: Mercury configures LAG \
-                 membership with update_lag (mercury update-lag --member ...)",
-                crate::request::validate::printable(lag)
-            )));
-        }
         let l2 = L2 {
             mode: &mode,
             native_vlan,
@@ -743,7 +745,13 @@ impl Call<'_> {
             default_vlan,
             description: &description,
         };
-        let mut fields = self.update_port_fields(&switch_id, &port_name, &l2);
+        let mut fields = match &lag_name {
+            None => self.update_port_fields(&switch_id, &port_name, &l2),
+            // The port's switchport names its LAG (ironic-networking's port_changed sends
+            // it): the port joins that LAG, and the L2 settings go on the LAG interface,
+            // in one session.
+            Some(lag) => self.lag_member_fields(&switch_id, &port_name, lag, &l2),
+        };
         if let Some(uuid) = description
             .strip_prefix("Ironic Port ")
             .filter(|u| crate::request::validate::uuid("port_uuid", u).is_ok())
@@ -907,6 +915,33 @@ impl Call<'_> {
         fields
     }
 
+    /// A Mercury `update_lag` putting one member port into a LAG, with the L2 settings on
+    /// the LAG interface (Ironic's `update_port` with a `lag_name`). Ironic says nothing of
+    /// the aggregation: LACP, the mode Ironic's LAG schema and 802.3ad bonds use.
+    fn lag_member_fields(
+        &self,
+        switch_id: &str,
+        port: &str,
+        lag: &str,
+        l2: &L2,
+    ) -> Map<String, Value> {
+        let mut fields = Map::new();
+        fields.insert("op".into(), json!("update_lag"));
+        fields.insert("device".into(), json!(switch_id));
+        fields.insert("lag".into(), json!(lag));
+        fields.insert("members".into(), json!([port]));
+        fields.insert("aggregation_mode".into(), json!("lacp"));
+        fields.insert("mode".into(), json!(l2.mode));
+        fields.insert("native_vlan".into(), json!(l2.native_vlan));
+        if let Some(a) = l2.allowed_vlans.filter(|a| !a.is_empty()) {
+            fields.insert("allowed_vlans".into(), json!(a));
+        }
+        if let Some(d) = l2.default_vlan {
+            fields.insert("default_vlan".into(), json!(d));
+        }
+        fields
+    }
+
     /// Ironic's `update_lag` names no member ports, so it configures the L2 side of an
     /// existing LAG interface on each switch (an `update_port` on the LAG interface);
     /// membership is Mercury's own `update_lag` (`mercury update-lag --member ...`).
@@ -1001,6 +1036,23 @@ impl Call<'_> {
             );
         }
         Ok(out)
+    }
+}
+
+/// Ironic's `SwitchNotFound` (code 404), worded as the stock service words it, with
+/// Mercury's reason and request id.
+fn switch_not_found(switch_id: &str, r: &Report) -> RpcError {
+    RpcError {
+        code: 404,
+        message: format!(
+            "Switch {} could not be found or is not supported by any configured switch driver. ({}) [mercury rc {} {}, request {}]",
+            crate::request::validate::printable(switch_id),
+            r.msg,
+            r.rc,
+            r.error_kind.unwrap_or("error"),
+            r.request_id
+        ),
+        class: Some("SwitchNotFound"),
     }
 }
 

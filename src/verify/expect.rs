@@ -422,6 +422,8 @@ pub fn refine(
                     }
                     e = detached;
                 }
+                // A LAG member leaves its LAG when it is declared on its own or reset.
+                Op::UpdatePort | Op::ResetPort if s.lag.is_some() => e.lag = Some(None),
                 Op::AttachPort
                     if change.mode == Some(PortMode::Trunk)
                         && default_all
@@ -542,6 +544,9 @@ fn expect_port(op: Op, c: &PortChange, device: &Device, platform: &Platform) -> 
                 // removes named VLANs leaves the others.
                 None if platform.supports("port_reset") => e.mode = Some(ModeRule::Untagged),
                 None => {}
+            }
+            if platform.supports("description_clear") {
+                e.description = Some(String::new());
             }
             if shut {
                 e.admin_up = Some(false);

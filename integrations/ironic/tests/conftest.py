@@ -73,9 +73,16 @@ class Lab(object):
         self.dir = pathlib.Path(root)
         self.config = self.dir / 'mercury.toml'
         self.sim_faults = {}
+        #: The ovsdb-server socket of a SmartNIC card (``dpu-1``), when a
+        #: test uses one (the ``ovs`` fixture).
+        self.ovs_db = None
         self.write_config()
 
-    def write_config(self, extra='', lock_timeout=20):
+    def write_config(self, extra='', lock_timeout=20, defaults=(),
+                     callers=(), manage_vlans=True):
+        """``defaults``: more ``[defaults]`` lines (device keys for every
+        switch); ``callers``: more ``[callers.ironic]`` lines (the JSON-RPC
+        caller); ``extra``: more tables at the end."""
         lines = ['[defaults]',
                  'lock_dir = "locks"',
                  'audit_log = "audit.log"',
@@ -83,7 +90,8 @@ class Lab(object):
                  'command_timeout = 10',
                  'default_vlan = 10',
                  'allowed_vlans = ["10", "100-199"]',
-                 'manage_vlans = true', '']
+                 'manage_vlans = %s' % ('true' if manage_vlans else 'false')]
+        lines += list(defaults) + ['']
         for name, (platform, mac) in SWITCHES.items():
             argv = [str(MERCURY_SIM), '--platform', platform, '--hostname',
                     name, '--state', str(self.state_file(name))]
@@ -93,11 +101,20 @@ class Lab(object):
                       'transport = "command"',
                       'mac = "%s"' % mac,
                       'argv = %s' % json.dumps(argv), '']
+        devices = sorted(SWITCHES)
+        if self.ovs_db:
+            # A SmartNIC card: Mercury runs ovs-vsctl on this host against
+            # the card's OVSDB (transport local), as on the card itself.
+            lines += ['[devices.dpu-1]', 'platform = "ovs"',
+                      'transport = "local"', 'aliases = ["dpu-1.dc1"]',
+                      'ovs_db = "%s"' % self.ovs_db, '']
+            devices.append('dpu-1')
         lines += ['[callers.%s]' % CALLER,
-                  'devices = %s' % json.dumps(sorted(SWITCHES)),
+                  'devices = %s' % json.dumps(devices),
                   'allowed_vlans = ["10", "100-150"]', '',
                   '[callers.ironic]',
-                  'devices = %s' % json.dumps(sorted(SWITCHES)), '']
+                  'devices = %s' % json.dumps(devices)]
+        lines += list(callers) + ['']
         self.config.write_text('\n'.join(lines) + extra)
         os.chmod(self.config, 0o600)
 
@@ -107,6 +124,7 @@ class Lab(object):
     def reset(self):
         """Fresh switches (default inventory plus the lab VLANs), empty audit."""
         self.sim_faults = {}
+        self.ovs_db = None
         self.write_config()
         for name in SWITCHES:
             self.state_file(name).unlink(missing_ok=True)
@@ -360,3 +378,120 @@ def jsonrpc_mtls_server(tmp_path_factory, lab_dir, jsonrpc_server, pki):
     server.cafile = pki.ca
     yield server
     server.stop()
+
+
+def find_program(name):
+    for d in [None, '/usr/sbin', '/usr/local/sbin', '/sbin']:
+        path = shutil.which(name, path=d)
+        if path:
+            return path
+    return None
+
+
+class Ovs(object):
+    """A private Open vSwitch: ovsdb-server on a database made from the
+    installed schema, and ovs-vswitchd with dummy devices
+    (``--enable-dummy=override --disable-system``: no kernel module, no host
+    network device is touched), on a unix socket in a temporary directory,
+    with a ``br-int`` bridge (``datapath_type=netdev``)."""
+
+    SCHEMAS = ('/usr/share/openvswitch/vswitch.ovsschema',
+               '/usr/local/share/openvswitch/vswitch.ovsschema')
+
+    def __init__(self, root):
+        self.dir = pathlib.Path(root)
+        d = self.dir
+        self.vsctl_bin = find_program('ovs-vsctl')
+        self.appctl = find_program('ovs-appctl')
+        schema = next(s for s in self.SCHEMAS if os.path.exists(s))
+        env = dict(os.environ, OVS_RUNDIR=str(d), OVS_LOGDIR=str(d),
+                   OVS_DBDIR=str(d), OVS_SYSCONFDIR=str(d))
+        subprocess.run([find_program('ovsdb-tool'), 'create',
+                        str(d / 'conf.db'), schema], check=True)
+        self.sock = d / 'db.sock'
+        self.db = 'unix:%s' % self.sock
+        self.procs = []
+        self.procs.append(subprocess.Popen(
+            [find_program('ovsdb-server'), str(d / 'conf.db'),
+             '--remote=punix:%s' % self.sock,
+             '--unixctl=%s' % (d / 'ovsdb-server.ctl'),
+             '--log-file=%s' % (d / 'ovsdb-server.log'), '--no-chdir'],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL))
+        deadline = time.monotonic() + 20
+        while subprocess.run([self.vsctl_bin, '--db=%s' % self.db,
+                              '--no-wait', '--timeout=2', 'init'],
+                             capture_output=True).returncode != 0:
+            if time.monotonic() > deadline:
+                raise RuntimeError('ovsdb-server did not come up: %s'
+                                   % read(d / 'ovsdb-server.log'))
+            time.sleep(0.05)
+        self.procs.append(subprocess.Popen(
+            [find_program('ovs-vswitchd'), self.db,
+             '--enable-dummy=override', '--disable-system',
+             '--unixctl=%s' % (d / 'ovs-vswitchd.ctl'),
+             '--log-file=%s' % (d / 'ovs-vswitchd.log'), '--no-chdir'],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL))
+        # Waits for ovs-vswitchd to reconfigure: proves it is up.
+        self.vsctl('--', '--may-exist', 'add-br', 'br-int', '--', 'set',
+                   'Bridge', 'br-int', 'datapath_type=netdev')
+
+    def vsctl(self, *args):
+        out = subprocess.run([self.vsctl_bin, '--db=%s' % self.db,
+                              '--timeout=10'] + list(args),
+                             capture_output=True, text=True, check=False)
+        if out.returncode != 0:
+            raise AssertionError('ovs-vsctl %s: %s' % (args, out.stderr))
+        return out.stdout.strip()
+
+    def ports(self, bridge='br-int'):
+        return set(self.vsctl('list-ports', bridge).split())
+
+    def external_ids(self, iface):
+        """An Interface's external_ids as a dict."""
+        text = self.vsctl('--format=json', '--columns=external_ids', 'list',
+                          'Interface', iface)
+        rows = json.loads(text)['data']
+        return {k: v for k, v in rows[0][0][1]} if rows else {}
+
+    def tag(self, port):
+        value = self.vsctl('get', 'Port', port, 'tag')
+        return None if value == '[]' else int(value)
+
+    def stop(self):
+        for b in self.vsctl('list-br').split():
+            self.vsctl('--if-exists', 'del-br', b)
+        for ctl in ('ovs-vswitchd.ctl', 'ovsdb-server.ctl'):
+            subprocess.run([self.appctl, '-t', str(self.dir / ctl), 'exit'],
+                           capture_output=True, check=False)
+        for p in self.procs:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+@pytest.fixture(scope='session')
+def ovs_server(tmp_path_factory):
+    missing = [p for p in ('ovsdb-tool', 'ovsdb-server', 'ovs-vswitchd',
+                           'ovs-vsctl', 'ovs-appctl') if not find_program(p)]
+    if missing or not any(os.path.exists(s) for s in Ovs.SCHEMAS):
+        if os.environ.get('CI'):
+            pytest.exit('Open vSwitch is not installed (scripts/test '
+                        'installs openvswitch-switch)', returncode=1)
+        pytest.skip('Open vSwitch is not installed: %s' % missing)
+    server = Ovs(tmp_path_factory.mktemp('ovs'))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def ovs(lab, ovs_server):
+    """The lab with a SmartNIC card dpu-1 (alias dpu-1.dc1) whose OVSDB is
+    ovs_server; representors a test plugged are removed after it."""
+    lab.ovs_db = ovs_server.db
+    lab.write_config()
+    yield ovs_server
+    for port in ovs_server.ports():
+        ovs_server.vsctl('--if-exists', 'del-port', 'br-int', port)

@@ -247,3 +247,171 @@ class StockInterfaceTestCase(JsonRpcTestCase):
             self.assertEqual(10, self.lab.port('leaf-1', gi(7))['access_vlan'])
         reasons = {r['why']['reason'] for r in self.lab.requests()}
         self.assertTrue(all('over JSON-RPC' in r for r in reasons), reasons)
+
+
+class StockCallsTestCase(JsonRpcTestCase):
+    """What a stock conductor sends through ironic-networking, call by call,
+    with the switch state asserted (issue 16, JSON-RPC items)."""
+
+    LEAF1 = '02:00:00:00:01:01'
+    UUID = '7d1f6c2e-0000-4000-8000-000000000002'
+
+    def test_idle_vlan_that_is_not_the_devices_is_refused_naming_both(self):
+        # [ironic_networking]idle_network = access/native_vlan=20 while the
+        # switch's idle VLAN is 10: nothing is sent, and the message says
+        # how to pair them.
+        e = self.assertRaises(
+            exception.InvalidParameterValue, self.api().update_port,
+            self.ctx, self.LEAF1, 'Gi1/0/5', 'd', 'access', 120,
+            allowed_vlans=None, lag_name=None, default_vlan=20)
+        msg = str(e)
+        self.assertIn('default_vlan 20', msg)
+        self.assertIn('devices.leaf-1.default_vlan = 10', msg)
+        self.assertIn('idle_network = access/native_vlan=10', msg)
+        self.assertEqual([], self.lab.requests())
+        self.assertNotEqual(120, self.lab.port('leaf-1', gi(5))['access_vlan'])
+        # An idle VLAN the caller may use is accepted, and restored.
+        api = self.api()
+        api.update_port(self.ctx, self.LEAF1, 'Gi1/0/5', 'd', 'access', 120,
+                        default_vlan=150)
+        self.assertEqual(120, self.lab.port('leaf-1', gi(5))['access_vlan'])
+        api.reset_port(self.ctx, self.LEAF1, 'Gi1/0/5', 120,
+                       default_vlan=150)
+        self.assertEqual(150, self.lab.port('leaf-1', gi(5))['access_vlan'])
+
+    def test_teardown_after_allowed_vlans_is_narrowed(self):
+        api = self.api()
+        api.update_port(self.ctx, self.LEAF1, 'Gi1/0/5', 'd', 'trunk', 150,
+                        allowed_vlans=[120, 150], default_vlan=10)
+        # The network team narrows what may be added, and keeps the right
+        # to remove what was handed out before.
+        text = self.lab.config.read_text().replace(
+            'allowed_vlans = ["10", "100-199"]',
+            'allowed_vlans = ["10", "100-119"]\nremove_vlans = ["100-199"]', 1)
+        self.lab.config.write_text(text)
+        self.assertRaises(exception.InvalidParameterValue, api.update_port,
+                          self.ctx, self.LEAF1, 'Gi1/0/6', 'd', 'access', 150,
+                          default_vlan=10)
+        api.reset_port(self.ctx, self.LEAF1, 'Gi1/0/5', 150,
+                       allowed_vlans=[120, 150], default_vlan=10)
+        port = self.lab.port('leaf-1', gi(5))
+        self.assertEqual(('access', 10), (port['mode'], port['access_vlan']))
+        # Without removal rights the same tear-down is refused, by name.
+        api.update_port(self.ctx, self.LEAF1, 'Gi1/0/7', 'd', 'access', 110,
+                        default_vlan=10)
+        self.lab.config.write_text(self.lab.config.read_text().replace(
+            'remove_vlans = ["100-199"]', 'remove_vlans = ["100-109"]'))
+        e = self.assertRaises(exception.InvalidParameterValue, api.reset_port,
+                              self.ctx, self.LEAF1, 'Gi1/0/7', 110,
+                              default_vlan=10)
+        self.assertIn('devices.leaf-1.remove_vlans', str(e))
+        self.assertEqual(110, self.lab.port('leaf-1', gi(7))['access_vlan'])
+
+    def test_reset_clears_the_description_and_admin_state(self):
+        self.lab.write_config(defaults=['shut_unused_ports = true'])
+        api = self.api()
+        api.update_port(self.ctx, self.LEAF1, 'Gi1/0/5',
+                        'Ironic Port %s' % self.UUID, 'access', 120,
+                        default_vlan=10)
+        port = self.lab.port('leaf-1', gi(5))
+        self.assertEqual('Ironic Port %s' % self.UUID, port['description'])
+        self.assertTrue(port['admin_up'])
+        api.reset_port(self.ctx, self.LEAF1, 'Gi1/0/5', 120, default_vlan=10)
+        port = self.lab.port('leaf-1', gi(5))
+        self.assertEqual((10, '', False), (port['access_vlan'],
+                                           port['description'],
+                                           port['admin_up']))
+
+    def test_update_port_with_lag_name_joins_the_lag(self):
+        # ironic-networking's port_changed sends the switchport's lag_name.
+        api = self.api()
+        result = api.update_port(self.ctx, self.LEAF1, 'Gi1/0/8', 'd',
+                                 'trunk', 130, allowed_vlans=[101, 102],
+                                 lag_name='20', default_vlan=10)
+        self.assertEqual('configured', result['status'])
+        running = self.lab.state('leaf-1')['running']
+        lag = running['lags']['Port-channel20']
+        self.assertEqual([gi(8)], lag['members'])
+        self.assertEqual('lacp', lag['mode'])
+        self.assertEqual(('trunk', 130), (lag['mode_l2'], lag['native_vlan']))
+        self.assertTrue({101, 102} <= set(lag['allowed_vlans']), lag)
+        self.assertEqual('Port-channel20', running['ports'][gi(8)]['lag'])
+        # Reset: the member leaves the LAG and is back at idle.
+        api.reset_port(self.ctx, self.LEAF1, 'Gi1/0/8', 130,
+                       allowed_vlans=[101, 102], default_vlan=10)
+        running = self.lab.state('leaf-1')['running']
+        members = running['lags'].get('Port-channel20', {}).get('members', [])
+        self.assertNotIn(gi(8), members)
+        self.assertEqual((None, 10), (running['ports'][gi(8)]['lag'],
+                                      running['ports'][gi(8)]['access_vlan']))
+
+    def test_unknown_switch_is_switch_not_found(self):
+        api = self.api()
+        for call in (lambda: api.update_port(self.ctx, '02:00:00:00:09:09',
+                                             'Gi1/0/5', 'd', 'access', 120),
+                     lambda: api.reset_port(self.ctx, 'leaf-9', 'Gi1/0/5',
+                                            120)):
+            e = self.assertRaises(exception.SwitchNotFound, call)
+            self.assertIn('could not be found', str(e))
+        self.assertEqual([], self.lab.requests())
+
+    def test_missing_vlan_created_on_demand_with_manage_vlans(self):
+        self.assertNotIn('140', self.lab.state('leaf-1')['running']['vlans'])
+        self.api().update_port(self.ctx, self.LEAF1, 'Gi1/0/5', 'd',
+                               'access', 140, default_vlan=10)
+        running = self.lab.state('leaf-1')['running']
+        self.assertIn('140', running['vlans'])
+        self.assertEqual(140, running['ports'][gi(5)]['access_vlan'])
+        # One request, one session: the VLAN and the port together.
+        self.assertEqual(1, len(self.lab.requests()))
+
+    def test_missing_vlan_refused_without_manage_vlans(self):
+        self.lab.write_config(manage_vlans=False)
+        e = self.assertRaises(
+            exception.InvalidParameterValue, self.api().update_port,
+            self.ctx, self.LEAF1, 'Gi1/0/5', 'd', 'access', 140,
+            default_vlan=10)
+        self.assertIn('VLAN 140 not configured on leaf-1', str(e))
+        self.assertIn('devices.leaf-1.manage_vlans', str(e))
+        running = self.lab.state('leaf-1')['running']
+        self.assertNotIn('140', running['vlans'])
+        self.assertNotEqual(140, running['ports'][gi(5)]['access_vlan'])
+
+
+class StockPortChangedTestCase(JsonRpcTestCase):
+    """Ironic's own ironic-networking interface: port_changed on a deployed
+    node sends the switchport's lag_name, and Mercury puts the port in that
+    LAG; a stock tear-down then takes it out again."""
+
+    def test_port_changed_with_lag_name_through_ironic_networking(self):
+        self.config(enabled_hardware_types=['fake-hardware'],
+                    enabled_network_interfaces=['ironic-networking', 'noop'])
+        self.config(idle_network='access/native_vlan=10',
+                    group='ironic_networking')
+        node = obj_utils.create_test_node(
+            self.context, network_interface='ironic-networking',
+            provision_state=states.ACTIVE)
+        port = obj_utils.create_test_port(
+            self.context, node_id=node.id, address='52:54:00:00:00:09',
+            local_link_connection={'switch_id': '02:00:00:00:01:01',
+                                   'port_id': 'Gi1/0/9'},
+            extra={'switchport': {'mode': 'access', 'native_vlan': 120}})
+        with task_manager.acquire(self.context, node.uuid) as task:
+            task.driver.network.configure_tenant_networks(task)
+            self.assertEqual(120, self.lab.port('leaf-1', gi(9))['access_vlan'])
+            changed = obj_utils.get_test_port(
+                self.context, id=port.id, uuid=port.uuid, node_id=node.id,
+                address=port.address,
+                local_link_connection=port.local_link_connection,
+                extra=port.extra)
+            changed.obj_reset_changes()
+            changed.extra = {'switchport': {'mode': 'access',
+                                            'native_vlan': 121,
+                                            'lag_name': '30'}}
+            task.driver.network.port_changed(task, changed)
+        running = self.lab.state('leaf-1')['running']
+        self.assertEqual([gi(9)], running['lags']['Port-channel30']['members'])
+        self.assertEqual(('access', 121),
+                         (running['lags']['Port-channel30']['mode_l2'],
+                          running['lags']['Port-channel30']['access_vlan']))
+        self.assertEqual('update_lag', self.lab.requests()[-1]['what']['op'])

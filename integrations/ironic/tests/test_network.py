@@ -9,6 +9,7 @@ audit log, not on what the interface meant to send.
 import fcntl
 import threading
 import time
+from unittest import mock
 
 import pytest
 from oslo_config import cfg
@@ -191,9 +192,9 @@ class VifTestCase(MercuryTestCase):
                               task, {'id': '121'})
             self.assertRaises(exception.NoFreePhysicalPorts, net.vif_attach,
                               task, {'id': 'vlan-130'})
+            # Neither a VLAN nor a network name.
             self.assertRaises(exception.InvalidParameterValue,
-                              net.vif_attach, task,
-                              {'id': '8e6ba175-1c16-4dfa-82b9-dfc12f129170'})
+                              net.vif_attach, task, {'id': 'tenant a/b'})
             net.vif_detach(task, '121')
             self.assertEqual([{'id': 'vlan-120'}], net.vif_list(task))
             self.assertRaises(exception.VifNotAttached, net.vif_detach,
@@ -360,3 +361,245 @@ class PortChangedTestCase(MercuryTestCase):
             task.driver.network.port_changed(task, changed)
         self.assertEqual(10, self.access_vlan(1))
         self.assertEqual(120, self.access_vlan(9))
+
+    def _changed(self, port, **fields):
+        """A copy of ``port`` as the API hands it to port_changed: the new
+        values set, and only those marked changed."""
+        changed = obj_utils.get_test_port(
+            self.context, id=port.id, uuid=port.uuid, node_id=self.node.id,
+            address=port.address,
+            local_link_connection=port.local_link_connection,
+            extra=port.extra, internal_info=port.internal_info,
+            portgroup_id=port.portgroup_id, pxe_enabled=port.pxe_enabled)
+        changed.obj_reset_changes()
+        for k, v in fields.items():
+            setattr(changed, k, v)
+        return changed
+
+    def test_label_in_extra_on_an_active_node_sends_nothing(self):
+        # Issue 16 item 8: before, this reset the port to idle and applied
+        # the tenant VLAN again (a tenant outage blip).
+        self.node.provision_state = states.ACTIVE
+        self.node.save()
+        sp = {'switchport': {'mode': 'access', 'native_vlan': 120}}
+        port = self.port(1, extra=dict(sp))
+        with self.acquire() as task:
+            task.driver.network.configure_tenant_networks(task)
+            before = len(self.lab.requests())
+            port = [p for p in task.ports if p.uuid == port.uuid][0]
+            task.driver.network.port_changed(
+                task, self._changed(port, extra=dict(sp, label='rack-7')))
+            task.driver.network.port_changed(
+                task, self._changed(port, address='52:54:00:00:00:99'))
+        self.assertEqual(before, len(self.lab.requests()))
+        self.assertEqual(120, self.access_vlan(1))
+
+    def test_new_switchport_vlan_is_declared_without_a_reset(self):
+        self.node.provision_state = states.ACTIVE
+        self.node.save()
+        port = self.port(1, extra={'switchport': {'mode': 'access',
+                                                  'native_vlan': 120}})
+        with self.acquire() as task:
+            task.driver.network.configure_tenant_networks(task)
+            before = len(self.lab.requests())
+            port = [p for p in task.ports if p.uuid == port.uuid][0]
+            task.driver.network.port_changed(task, self._changed(
+                port, extra={'switchport': {'mode': 'access',
+                                            'native_vlan': 121}}))
+        ops = [r['what']['op'] for r in self.lab.requests()[before:]]
+        self.assertEqual(['update_port'], ops)
+        self.assertEqual(121, self.access_vlan(1))
+
+    def test_switchport_removed_returns_the_port_to_idle(self):
+        self.node.provision_state = states.ACTIVE
+        self.node.save()
+        port = self.port(1, extra={'switchport': {'mode': 'access',
+                                                  'native_vlan': 120}})
+        with self.acquire() as task:
+            task.driver.network.configure_tenant_networks(task)
+            port = [p for p in task.ports if p.uuid == port.uuid][0]
+            task.driver.network.port_changed(task,
+                                             self._changed(port, extra={}))
+        self.assertEqual(10, self.access_vlan(1))
+
+    def test_portgroup_changed_acts_only_when_the_lag_changes(self):
+        self.node.provision_state = states.ACTIVE
+        self.node.save()
+        lag = {'mode': 'trunk', 'aggregation_mode': 'lacp',
+               'native_vlan': 130, 'allowed_vlans': [101]}
+        pg = obj_utils.create_test_portgroup(
+            self.context, node_id=self.node.id, name='Port-channel10',
+            address='52:54:00:00:01:00', extra={'lag': dict(lag)})
+        for n in (7, 8):
+            self.port(n, portgroup_id=pg.id, pxe_enabled=False)
+        with self.acquire() as task:
+            net = task.driver.network
+            net.configure_tenant_networks(task)
+            before = len(self.lab.requests())
+            pg = [p for p in task.portgroups if p.uuid == pg.uuid][0]
+
+            def changed(**fields):
+                c = obj_utils.get_test_portgroup(
+                    self.context, id=pg.id, uuid=pg.uuid,
+                    node_id=self.node.id, name=pg.name, address=pg.address,
+                    extra=pg.extra, internal_info=pg.internal_info)
+                c.obj_reset_changes()
+                for k, v in fields.items():
+                    setattr(c, k, v)
+                return c
+
+            net.portgroup_changed(task, changed(extra={'lag': dict(lag),
+                                                       'label': 'x'}))
+            self.assertEqual(before, len(self.lab.requests()))
+            net.portgroup_changed(task, changed(extra={'lag': dict(
+                lag, native_vlan=131)}))
+        ops = [r['what']['op'] for r in self.lab.requests()[before:]]
+        self.assertEqual(['update_lag'], ops)
+        lag_state = self.lab.state('leaf-1')['running']['lags'][
+            'Port-channel10']
+        self.assertEqual(131, lag_state['native_vlan'])
+
+
+class MoreVifTestCase(MercuryTestCase):
+
+    def test_vif_on_a_port_group_configures_the_lag(self):
+        # Every port is in a port group: before, NoFreePhysicalPorts.
+        pg = obj_utils.create_test_portgroup(
+            self.context, node_id=self.node.id, name='Port-channel11',
+            address='52:54:00:00:01:00', mode='802.3ad')
+        for n in (5, 6):
+            self.port(n, portgroup_id=pg.id, pxe_enabled=(n == 5))
+        with self.acquire() as task:
+            net = task.driver.network
+            net.vif_attach(task, {'id': 'vlan-120'})
+            pg = [p for p in task.portgroups if p.uuid == pg.uuid][0]
+            self.assertEqual('vlan-120', net.get_current_vif(task, pg))
+            net.configure_tenant_networks(task)
+            lag = self.lab.state('leaf-1')['running']['lags'][
+                'Port-channel11']
+            self.assertEqual([gi(5), gi(6)], sorted(lag['members']))
+            self.assertEqual(('lacp', 'access', 120),
+                             (lag['mode'], lag['mode_l2'],
+                              lag['access_vlan']))
+            net.unconfigure_tenant_networks(task)
+            self.assertNotIn('Port-channel11',
+                             self.lab.state('leaf-1')['running']['lags'])
+
+    def test_vif_naming_a_network_of_mercurys_config(self):
+        self.lab.write_config(extra='\n[networks.tenant-a]\nvlan = 120\n')
+        self.port(1)
+        self.port(2, pxe_enabled=False)
+        with self.acquire() as task:
+            net = task.driver.network
+            net.vif_attach(task, {'id': 'tenant-a'})
+            net.vif_attach(task, {'id': 'tenant-z'})
+            e = self.assertRaises(exception.InvalidParameterValue,
+                                  net.configure_tenant_networks, task)
+            self.assertIn('unknown network "tenant-z"', str(e))
+            net.vif_detach(task, 'tenant-z')
+            net.configure_tenant_networks(task)
+        self.assertEqual(120, self.access_vlan(1))
+        rec = self.lab.requests()[-1]
+        self.assertEqual('tenant', rec['why']['lifecycle'])
+
+    def test_get_current_vif_reports_the_step_network(self):
+        port = self.port(1)
+        with self.acquire() as task:
+            net = task.driver.network
+            net.vif_attach(task, {'id': 'vlan-120'})
+            p = [x for x in task.ports if x.uuid == port.uuid][0]
+            net.add_cleaning_network(task)
+            self.assertEqual('vlan-110', net.get_current_vif(task, p))
+            net.remove_cleaning_network(task)
+            net.add_provisioning_network(task)
+            self.assertEqual('vlan-100', net.get_current_vif(task, p))
+            net.remove_provisioning_network(task)
+            self.assertEqual('vlan-120', net.get_current_vif(task, p))
+
+    def test_ports_without_a_link_warn(self):
+        obj_utils.create_test_port(self.context, node_id=self.node.id,
+                                   address='52:54:00:00:00:42',
+                                   uuid='00000000-0000-4000-8000-000000000042',
+                                   local_link_connection={})
+        with mock.patch.object(mercury_network.LOG, 'warning') as warn:
+            with self.acquire() as task:
+                task.driver.network.validate(task)
+                task.driver.network.add_provisioning_network(task)
+        texts = [c.args[0] % c.args[1] for c in warn.call_args_list]
+        self.assertEqual(2, len(texts), texts)
+        self.assertTrue(all('00000000-0000-4000-8000-000000000042' in t
+                            for t in texts), texts)
+
+
+class SmartNicTestCase(MercuryTestCase):
+    """SmartNIC ports (is_smartnic, hostname + port_id) through the mercury
+    interface, over SSH to Mercury, to a real ovsdb-server: the representor
+    is plugged and unplugged through a node's deploy and tear-down."""
+
+    @pytest.fixture(autouse=True)
+    def _card(self, ovs):
+        self.ovs = ovs
+
+    def smartnic_port(self, n, hostname='dpu-1.dc1'):
+        return obj_utils.create_test_port(
+            self.context, node_id=self.node.id,
+            address='52:54:00:00:02:%02x' % n,
+            uuid='00000000-0000-4000-8000-0000000002%02d' % n,
+            is_smartnic=True, pxe_enabled=True,
+            local_link_connection={'hostname': hostname,
+                                   'port_id': 'pf0vf%d' % n})
+
+    def test_deploy_and_teardown_plug_and_unplug_the_representor(self):
+        port = self.smartnic_port(3)
+        self.port(1, pxe_enabled=False,
+                  extra={'switchport': {'mode': 'access',
+                                        'native_vlan': 121}})
+        with self.acquire() as task:
+            net = task.driver.network
+            self.assertTrue(net.need_power_on(task))
+            net.validate(task)
+            net.vif_attach(task, {'id': 'vlan-120', 'port_uuid': port.uuid})
+
+            net.add_provisioning_network(task)
+            self.assertIn('pf0vf3', self.ovs.ports())
+            self.assertEqual(100, self.ovs.tag('pf0vf3'))
+            ids = self.ovs.external_ids('pf0vf3')
+            self.assertEqual('provisioning-%s' % port.uuid, ids['iface-id'])
+            self.assertEqual(self.node.uuid, ids['node-uuid'])
+            self.assertEqual(port.address, ids['attached-mac'])
+            # The switch port of the node went on the provisioning VLAN too.
+            self.assertEqual(100, self.access_vlan(1))
+
+            net.remove_provisioning_network(task)
+            self.assertNotIn('pf0vf3', self.ovs.ports())
+
+            net.configure_tenant_networks(task)
+            self.assertEqual(120, self.ovs.tag('pf0vf3'))
+            ids = self.ovs.external_ids('pf0vf3')
+            self.assertEqual(('vlan-120', port.address, self.node.uuid),
+                             (ids['iface-id'], ids['attached-mac'],
+                              ids['node-uuid']))
+            self.assertEqual('mercury', ids.get('plugged-by'))
+            self.assertEqual(121, self.access_vlan(1))
+
+            net.unconfigure_tenant_networks(task)
+            self.assertNotIn('pf0vf3', self.ovs.ports())
+            self.assertEqual(10, self.access_vlan(1))
+        started = self.lab.requests()
+        self.assertEqual({'dpu-1', 'leaf-1'},
+                         {r['what']['device'] for r in started})
+        plugs = [r for r in started if r['what']['op'] == 'plug_port']
+        self.assertEqual(['provisioning', 'tenant'],
+                         [r['why']['lifecycle'] for r in plugs])
+
+    def test_unknown_card_fails_validation(self):
+        self.smartnic_port(4, hostname='dpu-9')
+        with self.acquire() as task:
+            e = self.assertRaises(exception.InvalidParameterValue,
+                                  task.driver.network.validate, task)
+        self.assertIn('card dpu-9 is not usable through Mercury', str(e))
+
+    def test_need_power_on_is_false_without_smartnic_ports(self):
+        self.port(1)
+        with self.acquire() as task:
+            self.assertFalse(task.driver.network.need_power_on(task))

@@ -75,6 +75,45 @@ pub fn vlan_table(spec: &VerifySpec, output: &str) -> Result<BTreeMap<String, u1
     }
 }
 
+/// The VLAN ids the device has, from the output of the platform's `verify.vlan_table` line:
+/// `set vlans NAME vlan-id N` statements (Junos), else a table whose rows start with the
+/// VLAN id under a `VLAN` / `VID` / `NUM` header (IOS and NX-OS `show vlan brief`; EOS,
+/// AOS-CX, OS9, OS10 and Onyx `show vlan`; VRP `display vlan`), where OS9 and OS10 mark the
+/// default VLAN with a leading `*`. Output without such a header is not a VLAN table.
+pub fn vlan_ids(spec: &VerifySpec, output: &str) -> Result<BTreeSet<u16>, String> {
+    if spec.parser == "junos_set" {
+        return Ok(junos::vlan_names(output).into_values().collect());
+    }
+    let mut header = false;
+    let mut ids = BTreeSet::new();
+    for line in output.lines() {
+        let mut words = line.split_whitespace().peekable();
+        if words.peek() == Some(&"*") {
+            words.next();
+        }
+        let Some(first) = words.next() else { continue };
+        if ["vlan", "vid", "num"]
+            .iter()
+            .any(|h| first.eq_ignore_ascii_case(h))
+        {
+            header = true;
+            continue;
+        }
+        if !header || !first.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if let Ok(id) = first.parse::<u16>() {
+            if (1..=4094).contains(&id) {
+                ids.insert(id);
+            }
+        }
+    }
+    if !header {
+        return Err("no VLAN table in the output (no VLAN / VID / NUM header)".into());
+    }
+    Ok(ids)
+}
+
 /// Applies the platform's semantics to what the parser found: mode words, defaults, which
 /// settings the mode uses.
 pub(crate) fn normalise(raw: Raw, platform: &Platform, spec: &VerifySpec) -> PortState {

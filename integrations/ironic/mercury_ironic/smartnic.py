@@ -1,0 +1,85 @@
+"""SmartNIC (card) hops: OVS representor ports on a SmartNIC or DPU.
+
+A SmartNIC port in Ironic has a ``local_link_connection`` naming the card by
+``hostname`` and the representor by ``port_id`` (the Smart NIC networking
+spec), and ``is_smartnic`` set. Mercury knows the card as an ``ovs``-platform
+device (its name or an alias is the hostname) and plugs the representor into
+the card's bridge with the VIF, MAC and node ids as ``external_ids``.
+
+This module only builds and checks the *card hop* of a port: which ports are
+SmartNIC ports, their card link, and the Mercury requests that plug, unplug
+and validate them. It holds no Ironic lifecycle logic, so that a port with a
+switch hop *and* a card hop (the two-hop DPU path) can reuse it next to the
+switch-port requests of ``mercury_ironic.network``.
+"""
+
+#: The keys of a card link.
+CARD_KEYS = ('hostname', 'port_id')
+
+#: The keys that make a link a switch link.
+SWITCH_KEYS = ('switch_id', 'switch_info')
+
+
+def is_smartnic(port):
+    """True for a SmartNIC port: ``is_smartnic`` set, or (ports of older API
+    versions) a link with ``hostname`` and ``port_id`` and no switch."""
+    flag = getattr(port, 'is_smartnic', None)
+    if flag:
+        return True
+    link = port.local_link_connection or {}
+    return bool(link.get('hostname') and link.get('port_id')
+                and not any(link.get(k) for k in SWITCH_KEYS))
+
+
+def card_link(port):
+    """The card hop of a port: ``{'hostname': ..., 'port_id': ...}``, or
+    None when the link does not name both."""
+    link = port.local_link_connection or {}
+    if not all(link.get(k) for k in CARD_KEYS):
+        return None
+    return {k: link[k] for k in CARD_KEYS}
+
+
+def card_name(link):
+    """The card's name for messages and grouping."""
+    return link['hostname']
+
+
+def plug_request(base, link, port, vif_id, vlan=None, network=None):
+    """A Mercury ``plug_port`` for the representor ``link['port_id']`` on the
+    card ``link['hostname']``: ``iface-id`` is ``vif_id``, ``attached-mac``
+    the port's MAC, ``node-uuid`` the node (in ``base``); tagged with
+    ``vlan`` (or the VLAN of the configured ``network`` name) when given.
+
+    :param base: the request's common fields (reason, node_uuid, lifecycle,
+        request_id), as ``network.MercuryNetwork._base_request`` makes them.
+    """
+    req = dict(base)
+    req.update({'op': 'plug_port',
+                'local_link_connection': {'hostname': link['hostname']},
+                'port': link['port_id'],
+                'vif_id': vif_id,
+                'port_uuid': port.uuid})
+    if port.address:
+        req['mac'] = port.address
+    if vlan is not None:
+        req['vlan'] = vlan
+    elif network:
+        req['network'] = network
+    return req
+
+
+def unplug_request(base, link, port):
+    """A Mercury ``unplug_port`` for the representor (only a port Mercury
+    plugged is removed: OVS ownership policy)."""
+    req = dict(base)
+    req.update({'op': 'unplug_port',
+                'local_link_connection': {'hostname': link['hostname']},
+                'port': link['port_id'],
+                'port_uuid': port.uuid})
+    return req
+
+
+def validity_request(link):
+    """A Mercury ``is_link_valid`` for the card link (no device contact)."""
+    return {'op': 'is_link_valid', 'local_link_connection': dict(link)}
