@@ -160,7 +160,7 @@ fn bursts_of_64_then_256_behind_sshd_never_give_the_device_two_sessions() {
     assert_eq!(state["sessions"]["max_seen"], 1, "{}", state["sessions"]);
     let transcript = lab.transcript("leaf");
     for i in 0..320 {
-        let (short, long) = port(i);
+        let (_, long) = port(i);
         for cfg in ["running", "saved"] {
             let p = &state[cfg]["ports"][&long];
             assert_eq!(
@@ -171,7 +171,7 @@ fn bursts_of_64_then_256_behind_sshd_never_give_the_device_two_sessions() {
         }
         let sent = transcript
             .iter()
-            .filter(|l| **l == format!("interface {short}"))
+            .filter(|l| **l == format!("interface {long}"))
             .count();
         assert_eq!(
             sent, 1,
