@@ -104,7 +104,9 @@ class LifecycleTestCase(MercuryTestCase):
             started = self.lab.requests()
             self.assertEqual(1, len(started))
             rec = started[0]
-            self.assertEqual(['Gi1/0/1', 'Gi1/0/2'], rec['what']['ports'])
+            # The audit names ports canonically (the platform's full interface names).
+            self.assertEqual(['GigabitEthernet1/0/1', 'GigabitEthernet1/0/2'],
+                             rec['what']['ports'])
             self.assertEqual('conductor-a', rec['who']['caller'])
             self.assertEqual('127.0.0.1', rec['who']['ssh_client'])
             self.assertEqual(self.node.uuid, rec['why']['node_uuid'])
