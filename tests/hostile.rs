@@ -1081,11 +1081,18 @@ fn attach(lab: &Lab, via: Via, device: &str, reason: &str) -> Answer {
 
 /// `serve-ssh --caller tester` with this forced command.
 fn forced(lab: &Lab, command: &str) -> Answer {
-    Answer::from_ran(
-        &lab.mercury(["serve-ssh", "--caller", "tester"])
-            .env("SSH_ORIGINAL_COMMAND", command)
-            .run(),
-    )
+    forced_with(lab, command, None)
+}
+
+/// `serve-ssh --caller tester` with this forced command and, when given, this stdin.
+fn forced_with(lab: &Lab, command: &str, stdin: Option<&str>) -> Answer {
+    let mut cmd = lab
+        .mercury(["serve-ssh", "--caller", "tester"])
+        .env("SSH_ORIGINAL_COMMAND", command);
+    if let Some(input) = stdin {
+        cmd = cmd.stdin(input);
+    }
+    Answer::from_ran(&cmd.run())
 }
 
 /// `mercury check` on the lab.
@@ -1855,12 +1862,7 @@ fn vlan_policy_lab() -> Lab {
 
 /// `serve-ssh --caller tester run` with this JSON request on stdin.
 fn forced_json(lab: &Lab, request: Value) -> Answer {
-    Answer::from_ran(
-        &lab.mercury(["serve-ssh", "--caller", "tester"])
-            .env("SSH_ORIGINAL_COMMAND", "run")
-            .stdin(&request.to_string())
-            .run(),
-    )
+    forced_with(lab, "run", Some(&request.to_string()))
 }
 
 /// Well-formed requests a scoped caller may not make on its own device — a VLAN outside

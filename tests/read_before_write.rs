@@ -39,9 +39,7 @@ fn ios_lab(extra_defaults: &str) -> Lab {
 }
 
 fn mercury_ok(lab: &Lab, args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.extend(["--reason", "t"]);
-    lab.mercury(all).run().expect(0)
+    mercury_ok_code(lab, args, 0)
 }
 
 fn add_vlans(lab: &Lab, vlans: &[&str]) {
@@ -345,6 +343,42 @@ fn a_vlan_name_never_selects_another_vlan_than_its_id() {
     assert_eq!(junos_vlans(&lab).get("idle"), Some(&10));
 }
 
+/// One `platform` switch with `fault`, callers' defaults (idle VLAN 10, 100-199,
+/// manage_vlans), `vlans` created and `port` attached to VLAN 120: the lab and the port as
+/// the simulator holds it.
+fn port_on_120(
+    platform: &'static str,
+    fault: &'static str,
+    vlans: &[&str],
+    port: &str,
+) -> (Lab, Value) {
+    let lab = Lab::with_defaults(
+        &[SimDevice {
+            sim_args: &["--fault", fault],
+            ..SimDevice::new("leaf", platform)
+        }],
+        "default_vlan = 10\nallowed_vlans = [\"10\", \"100-199\"]\nmanage_vlans = true\n",
+    );
+    for v in vlans {
+        mercury_ok(&lab, &["add-network", "--device", "leaf", "--vlan", v]);
+    }
+    mercury_ok(
+        &lab,
+        &[
+            "attach-port",
+            "--device",
+            "leaf",
+            "--port",
+            port,
+            "--vlan",
+            "120",
+        ],
+    );
+    let before = lab.port("leaf", port);
+    assert_eq!(before["access_vlan"], 120, "{before}");
+    (lab, before)
+}
+
 fn mercury_ok_code(lab: &Lab, args: &[&str], code: i32) -> Value {
     let mut all = args.to_vec();
     all.extend(["--reason", "t"]);
@@ -360,31 +394,13 @@ fn a_refused_change_is_undone_when_the_port_was_read_first() {
     // The switch refuses the port's new VLAN after the old one is off (VRP applies each
     // line as it goes). Read first, Mercury creates the missing VLAN 130 (manage_vlans)
     // before the port uses it, so the refusal is a fault here, not the missing VLAN.
-    let lab = Lab::with_defaults(
-        &[SimDevice {
-            sim_args: &["--fault", "reject=port default vlan 130"],
-            ..SimDevice::new("leaf", "huawei")
-        }],
-        "default_vlan = 10\nallowed_vlans = [\"10\", \"100-199\"]\nmanage_vlans = true\n",
-    );
-    for v in ["10", "120"] {
-        mercury_ok(&lab, &["add-network", "--device", "leaf", "--vlan", v]);
-    }
     let port = "GigabitEthernet0/0/7";
-    mercury_ok(
-        &lab,
-        &[
-            "attach-port",
-            "--device",
-            "leaf",
-            "--port",
-            port,
-            "--vlan",
-            "120",
-        ],
+    let (lab, before) = port_on_120(
+        "huawei",
+        "reject=port default vlan 130",
+        &["10", "120"],
+        port,
     );
-    let before = lab.port("leaf", port);
-    assert_eq!(before["access_vlan"], 120, "{before}");
     let v = mercury_ok_code(
         &lab,
         &[
@@ -497,31 +513,13 @@ fn check_mode_predicts_the_change_and_sends_no_configuration_line() {
 /// succeeds is committed at once and saved.
 #[test]
 fn an_eos_change_refused_in_a_configuration_session_leaves_nothing() {
-    let lab = Lab::with_defaults(
-        &[SimDevice {
-            sim_args: &["--fault", "reject=switchport trunk allowed vlan"],
-            ..SimDevice::new("leaf", "arista_eos")
-        }],
-        "default_vlan = 10\nallowed_vlans = [\"10\", \"100-199\"]\nmanage_vlans = true\n",
-    );
-    for v in ["10", "120", "130"] {
-        mercury_ok(&lab, &["add-network", "--device", "leaf", "--vlan", v]);
-    }
     let port = "Ethernet7";
-    mercury_ok(
-        &lab,
-        &[
-            "attach-port",
-            "--device",
-            "leaf",
-            "--port",
-            port,
-            "--vlan",
-            "120",
-        ],
+    let (lab, before) = port_on_120(
+        "arista_eos",
+        "reject=switchport trunk allowed vlan",
+        &["10", "120", "130"],
+        port,
     );
-    let before = lab.port("leaf", port);
-    assert_eq!(before["access_vlan"], 120, "{before}");
     let inputs_before = lab.transcript("leaf").len();
     // Trunk mode is accepted, the tagged list refused: the whole session is aborted.
     let v = mercury_ok_code(
