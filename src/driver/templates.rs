@@ -1313,9 +1313,18 @@ impl TemplatePlan<'_> {
             let p = || Vars::from([("port", port.clone())]);
             // What the failed change may have set on a port with no mode: a native or
             // access VLAN, then the mode itself.
+            // The VLAN is the one the request put on the port (templates that name it, such
+            // as `no switchport trunk native vlan {vlan}`, take exactly that one off).
+            let set = self
+                .req
+                .ports
+                .iter()
+                .find(|c| c.port == port)
+                .and_then(|c| c.native_vlan.or(c.vlan))
+                .map_or_else(|| "1".to_string(), |v| v.get().to_string());
             let with_vlan = || {
                 let mut v = p();
-                v.insert("vlan", "1".into());
+                v.insert("vlan", set.clone());
                 v
             };
             let mut actions = vec![("access_remove", with_vlan())];
