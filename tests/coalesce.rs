@@ -474,3 +474,78 @@ fn a_partly_applied_waiter_that_cannot_be_undone_is_never_saved() {
         "{state}"
     );
 }
+
+/// Every thread of `pid`: (name, voluntary context switches — how often it blocked and was
+/// woken).
+fn threads(pid: u32) -> Vec<(String, u64)> {
+    let Ok(rd) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    rd.filter_map(Result::ok)
+        .filter_map(|t| {
+            let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+            let field = |k: &str| {
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix(k))
+                    .map(|v| v.trim().to_string())
+            };
+            Some((
+                field("Name:")?,
+                field("voluntary_ctxt_switches:")?.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// A waiter behind a held lock costs nothing while it waits: counted, not timed. The lock
+/// is held by this test (an flock on the slot file, as a holder has it) while a real
+/// `mercury attach-port` waits for it — spooled for a holder (coalescing on) and plainly
+/// (off). Over three seconds of waiting, the waiter's threads together wake at most 8 times
+/// (its progress notice once a second; the blocked `flock` and inotify threads not at all);
+/// the polling waiters this replaced woke every 5–100 ms (lock) and 2–25 ms (spool), over
+/// 30 and 120 times. Released, the waiter takes the lock at once and applies its change.
+#[test]
+fn a_waiter_behind_a_held_lock_wakes_about_once_a_second_not_to_poll() {
+    for coalesce in [true, false] {
+        let lab = Lab::new(&[SimDevice::new("leaf", "cisco_ios")]);
+        if !coalesce {
+            lab.append_config("\n[coalesce]\nenabled = false\n");
+        }
+        add_vlans(&lab, "leaf", &[120]);
+        let slot = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(lab.path("locks/leaf.lock"))
+            .unwrap();
+        slot.lock().unwrap();
+        let child = attach(&lab, "leaf", "GigabitEthernet1/0/5", 120, "waiter");
+        let pid = child.id();
+        // Waiting: its thread blocked in flock exists (and, coalescing, its request is
+        // spooled).
+        let t = Instant::now();
+        while !threads(pid).iter().any(|(n, _)| n.starts_with("lock-wait")) {
+            assert!(t.elapsed() < Duration::from_secs(20), "never waited");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if coalesce {
+            wait_for_spooled(&lab, "leaf", 1);
+        }
+        let before: u64 = threads(pid).iter().map(|(_, n)| n).sum();
+        std::thread::sleep(Duration::from_secs(3));
+        let during = threads(pid);
+        let woke = during.iter().map(|(_, n)| n).sum::<u64>() - before;
+        assert!(
+            woke <= 8,
+            "coalesce {coalesce}: the waiter woke {woke} times in 3 s: {during:?}"
+        );
+        drop(slot);
+        let ran = common::finish(child);
+        let v = ran.expect(0);
+        assert_eq!(v["changed"], true, "{v}");
+        assert_eq!(
+            count(&lab.transcript("leaf"), "switchport access vlan 120"),
+            1
+        );
+    }
+}

@@ -4,7 +4,9 @@
 //! `flock(2)` (through `std::fs::File::try_lock`, the same call `fd-lock` makes), so a killed
 //! process never leaves a stale lock: the kernel drops it with the file descriptor. The
 //! holder writes its pid, request id, operation and start time into the file for diagnosis;
-//! a waiter that gives up reports them. Waiting is bounded (exit 75).
+//! a waiter that gives up reports them. Waiting is bounded (exit 75) and blocked in the
+//! kernel (`flock(LOCK_EX)` in a helper thread per slot, [`wait_for_slots`]): a waiter
+//! wakes when the slot comes free and once a second for its progress notice, never to poll.
 //!
 //! The lock directory is trust-checked before use (`config::trust`: owned by root or the
 //! running user, no group/other write access, the same for the directories above it) and
@@ -22,6 +24,7 @@ use std::fs::{self, File, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -241,20 +244,13 @@ pub fn try_acquire(
     ensure_dir(dir)?;
     for slot in 0..slots.max(1) {
         let path = slot_path(dir, device, slot);
-        let mut file =
+        let file =
             trust::open_nofollow(&path, Role::LockDir, false, 0o640).map_err(|e| match e {
                 OpenError::Untrusted(c) => LockError::Untrusted(c),
                 OpenError::Io(source) => io(&path)(source),
             })?;
         match file.try_lock() {
-            Ok(()) => {
-                let info = serde_json::to_string(holder).unwrap_or_default();
-                file.set_len(0).map_err(io(&path))?;
-                file.seek(SeekFrom::Start(0)).map_err(io(&path))?;
-                file.write_all(format!("{info}\n").as_bytes())
-                    .map_err(io(&path))?;
-                return Ok(Some(DeviceLock { file, slot, path }));
-            }
+            Ok(()) => return take(file, slot, path, holder).map(Some),
             Err(TryLockError::WouldBlock) => {}
             Err(TryLockError::Error(e)) => return Err(io(&path)(e)),
         }
@@ -274,8 +270,13 @@ pub fn acquire(
     acquire_watched(dir, device, slots, timeout, holder, &mut |_| {})
 }
 
-/// [`acquire`], calling `waiting` with the time waited so far after every unsuccessful
-/// attempt (for progress shown to a person).
+/// [`acquire`], calling `waiting` with the time waited so far about once a second while
+/// it waits (for progress shown to a person).
+///
+/// A busy device costs the waiter nothing while it waits: one thread per slot blocks in
+/// `flock(LOCK_EX)` ([`wait_for_slots`]), which the kernel wakes when the slot comes free,
+/// and this thread sleeps on their channel, waking once a second for `waiting` and at the
+/// timeout. No polling.
 pub fn acquire_watched(
     dir: &Path,
     device: &str,
@@ -285,11 +286,13 @@ pub fn acquire_watched(
     waiting: &mut dyn FnMut(Duration),
 ) -> Result<DeviceLock, LockError> {
     let started = Instant::now();
-    let mut pause = Duration::from_millis(5);
+    if let Some(lock) = try_acquire(dir, device, slots, holder)? {
+        return Ok(lock);
+    }
+    let (tx, rx) = mpsc::channel();
+    wait_for_slots(dir, device, slots, holder, &tx, |r| r)?;
+    drop(tx);
     loop {
-        if let Some(lock) = try_acquire(dir, device, slots, holder)? {
-            return Ok(lock);
-        }
         let waited = started.elapsed();
         waiting(waited);
         if waited >= timeout {
@@ -299,10 +302,76 @@ pub fn acquire_watched(
                 holders: describe_holders(dir, device, slots),
             });
         }
-        // Polling is the only portable bounded wait on flock; back off up to 100 ms.
-        thread::sleep(pause.min(timeout - waited));
-        pause = (pause * 2).min(Duration::from_millis(100));
+        match rx.recv_timeout((timeout - waited).min(WAKE_EVERY)) {
+            Ok(taken) => return taken,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(LockError::Backend(format!(
+                    "the threads waiting for the lock of {device} ended without it"
+                )))
+            }
+        }
     }
+}
+
+/// How often a blocked waiter wakes (for progress shown to a person, and its timeout).
+pub const WAKE_EVERY: Duration = Duration::from_secs(1);
+
+/// Starts one thread per slot of `device`, each blocked in `flock(LOCK_EX)` on the slot's
+/// file until the kernel gives it the slot; the thread then writes `holder` into the file
+/// and sends the lock through `tx` as `wrap(Ok(lock))` (an error as `wrap(Err(..))`).
+///
+/// A blocked `flock` cannot be called off: a thread whose waiter has moved on (got another
+/// slot, timed out, was answered through the spool) keeps waiting, and when it gets the
+/// slot, finds nobody receiving and releases it at once (the lock is dropped with the
+/// message). In a one-shot process the threads end with it.
+pub fn wait_for_slots<T: Send + 'static>(
+    dir: &Path,
+    device: &str,
+    slots: u32,
+    holder: &Holder,
+    tx: &mpsc::Sender<T>,
+    wrap: fn(Result<DeviceLock, LockError>) -> T,
+) -> Result<(), LockError> {
+    ensure_dir(dir)?;
+    for slot in 0..slots.max(1) {
+        let path = slot_path(dir, device, slot);
+        let file =
+            trust::open_nofollow(&path, Role::LockDir, false, 0o640).map_err(|e| match e {
+                OpenError::Untrusted(c) => LockError::Untrusted(c),
+                OpenError::Io(source) => io(&path)(source),
+            })?;
+        let tx = tx.clone();
+        let holder = holder.clone();
+        let at = path.clone();
+        thread::Builder::new()
+            .name(format!("lock-wait-{slot}"))
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                let taken = file
+                    .lock()
+                    .map_err(io(&path))
+                    .and_then(|()| take(file, slot, path, &holder));
+                let _ = tx.send(wrap(taken));
+            })
+            .map_err(io(&at))?;
+    }
+    Ok(())
+}
+
+/// A slot whose flock is ours: the holder info written, the lock returned.
+fn take(
+    mut file: File,
+    slot: u32,
+    path: PathBuf,
+    holder: &Holder,
+) -> Result<DeviceLock, LockError> {
+    let info = serde_json::to_string(holder).unwrap_or_default();
+    file.set_len(0).map_err(io(&path))?;
+    file.seek(SeekFrom::Start(0)).map_err(io(&path))?;
+    file.write_all(format!("{info}\n").as_bytes())
+        .map_err(io(&path))?;
+    Ok(DeviceLock { file, slot, path })
 }
 
 /// Opens a lock file for reading without following a link.

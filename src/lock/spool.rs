@@ -27,6 +27,7 @@ use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -468,41 +469,64 @@ pub enum Waited<L> {
     TimedOut,
 }
 
-/// Waits for a holder to answer `ticket`, taking the lock with `try_lock` if it comes free
-/// while the request is still unclaimed. Unclaimed requests are withdrawn at `deadline`;
-/// a claimed request waits for its holder as long as the holder lives, at most `cap`
-/// after the claim was seen.
+/// What wakes a waiter in [`wait`].
+#[derive(Debug)]
+pub enum Wake<L, E> {
+    /// The device lock is ours (or could not be waited for): sent by what `lock` started.
+    Lock(Result<L, E>),
+    /// The request's file was renamed or removed (claimed, or withdrawn): from the inotify
+    /// watch on it.
+    Moved,
+    /// The claim's `flock` came free: the holder answered, or died.
+    Settled,
+}
+
+/// Waits for a holder to answer `ticket`, or for the device lock while the request is still
+/// unclaimed (then the request is withdrawn and the lock returned). Unclaimed requests are
+/// withdrawn at `deadline`; a claimed request waits for its holder as long as the holder
+/// lives, at most `cap` after the claim was seen.
+///
+/// Waiting costs nothing: `lock` starts whatever sends [`Wake::Lock`] when the lock is
+/// ours (threads blocked in `flock`, [`super::wait_for_slots`]); an inotify watch on the
+/// request's file reports the claim (the holder renames it); once claimed, a thread
+/// blocked in a shared `flock` on the claim reports when the holder lets go (it answers
+/// first). This thread sleeps on their channel and wakes for them, at `deadline`, and once
+/// a second to call `tick` (progress for a person). Without inotify (out of watches) it
+/// re-reads the request's state every 25 ms instead.
 pub fn wait<L, E>(
     ticket: &Ticket,
     deadline: Instant,
     cap: Duration,
-    mut try_lock: impl FnMut() -> Result<Option<L>, E>,
+    lock: impl FnOnce(&mpsc::Sender<Wake<L, E>>) -> Result<(), E>,
+    mut tick: impl FnMut(),
 ) -> Result<Waited<L>, E>
 where
-    E: From<SpoolError>,
+    L: Send + 'static,
+    E: From<SpoolError> + Send + 'static,
 {
-    let mut pause = Duration::from_millis(2);
+    let (tx, rx) = mpsc::channel();
+    let watch = Watch::start(&ticket.spool.path(&ticket.stem, "req"), &tx);
+    lock(&tx)?;
+    let every = if watch.is_some() {
+        super::WAKE_EVERY
+    } else {
+        Duration::from_millis(25)
+    };
     let mut claimed_at: Option<Instant> = None;
-    loop {
-        match ticket.state()? {
-            State::Answered(a) => return Ok(Waited::Answered(a)),
+    let mut settle_started = false;
+    let waited = loop {
+        let until = match ticket.state()? {
+            State::Answered(a) => break Ok(Waited::Answered(a)),
             State::Waiting => {
-                if let Some(lock) = try_lock()? {
-                    if ticket.withdraw() {
-                        return Ok(Waited::Lock(lock));
-                    }
-                    // Claimed between the check and the lock: let the holder answer.
-                    drop(lock);
-                    continue;
-                }
                 if Instant::now() >= deadline && ticket.withdraw() {
-                    return Ok(Waited::TimedOut);
+                    break Ok(Waited::TimedOut);
                 }
+                deadline
             }
             State::Claimed => {
                 let since = *claimed_at.get_or_insert_with(Instant::now);
                 if since.elapsed() > cap {
-                    return Err(SpoolError::Abandoned(format!(
+                    break Err(SpoolError::Abandoned(format!(
                         "the lock holder claimed request {} but gave no answer within {:.0}s; \
                          the change may be partly applied",
                         ticket.request_id,
@@ -510,9 +534,14 @@ where
                     ))
                     .into());
                 }
+                if !settle_started {
+                    settle_started = true;
+                    settle(&ticket.spool.path(&ticket.stem, "claimed"), &tx);
+                }
+                since + cap
             }
             State::HolderGone => {
-                return Err(SpoolError::Abandoned(format!(
+                break Err(SpoolError::Abandoned(format!(
                     "the lock holder that claimed request {} exited before answering; the \
                      change may be partly applied (retry: the request is declarative)",
                     ticket.request_id
@@ -520,16 +549,99 @@ where
                 .into())
             }
             State::Lost => {
-                return Err(SpoolError::Abandoned(format!(
+                break Err(SpoolError::Abandoned(format!(
                     "spooled request {} vanished from {}",
                     ticket.request_id,
                     ticket.spool.dir.display()
                 ))
                 .into())
             }
+        };
+        let step = until
+            .saturating_duration_since(Instant::now())
+            .min(every)
+            .max(Duration::from_millis(1));
+        match rx.recv_timeout(step) {
+            Ok(Wake::Lock(Ok(lock))) => {
+                if ticket.withdraw() {
+                    break Ok(Waited::Lock(lock));
+                }
+                // Claimed meanwhile: let the holder answer (the lock goes back now).
+                drop(lock);
+            }
+            Ok(Wake::Lock(Err(e))) => break Err(e),
+            Ok(Wake::Moved | Wake::Settled) | Err(_) => {}
         }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(25));
+        tick();
+    };
+    // Nobody listens any more: locks a waiting thread takes from now on are released at
+    // once, and the watch's thread ends.
+    drop(rx);
+    drop(watch);
+    waited
+}
+
+/// An inotify watch on one file, read by a thread that sends [`Wake::Moved`] for each
+/// event; dropping it removes the watch, which ends the thread.
+struct Watch {
+    fd: std::sync::Arc<rustix::fd::OwnedFd>,
+    wd: i32,
+}
+
+impl Watch {
+    fn start<L: Send + 'static, E: Send + 'static>(
+        path: &Path,
+        tx: &mpsc::Sender<Wake<L, E>>,
+    ) -> Option<Watch> {
+        use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
+        let fd = std::sync::Arc::new(inotify::init(CreateFlags::CLOEXEC).ok()?);
+        let flags = WatchFlags::MOVE_SELF | WatchFlags::DELETE_SELF | WatchFlags::ATTRIB;
+        let wd = inotify::add_watch(&*fd, path, flags).ok()?;
+        let reader = fd.clone();
+        let tx = tx.clone();
+        std::thread::Builder::new()
+            .name("spool-watch".into())
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                let mut buf = [std::mem::MaybeUninit::uninit(); 256];
+                let mut events = inotify::Reader::new(&*reader, &mut buf);
+                loop {
+                    let Ok(event) = events.next() else { return };
+                    let gone = event.events().contains(ReadFlags::IGNORED);
+                    if tx.send(Wake::Moved).is_err() || gone {
+                        return;
+                    }
+                }
+            })
+            .ok()?;
+        Some(Watch { fd, wd })
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        // IN_IGNORED wakes the reader, which finds nobody listening and ends.
+        let _ = rustix::fs::inotify::remove_watch(&*self.fd, self.wd);
+    }
+}
+
+/// A thread blocked in a shared `flock` on the claim at `path`, which the holder holds until
+/// it has answered (or dies): sends [`Wake::Settled`] when it comes free.
+fn settle<L: Send + 'static, E: Send + 'static>(path: &Path, tx: &mpsc::Sender<Wake<L, E>>) {
+    let tx = tx.clone();
+    let file = File::open(path);
+    let spawned = std::thread::Builder::new()
+        .name("spool-claim".into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            if let Ok(f) = file {
+                let _ = f.lock_shared();
+            }
+            let _ = tx.send(Wake::Settled);
+        });
+    if spawned.is_err() {
+        // No thread: the waiter still wakes once a second and re-reads the state.
+        log::debug!("spool: no thread to wait for the claim; re-reading every second");
     }
 }
 
@@ -743,15 +855,20 @@ mod tests {
         let t = spool
             .submit(&Entry::new("r1", "attach_port", "k", &request("a")))
             .unwrap();
-        let mut tries = 0;
+        // The lock comes free after a while: a thread sends it, as the flock threads do.
         let got = wait::<u32, SpoolError>(
             &t,
             Instant::now() + Duration::from_secs(5),
             Duration::from_secs(5),
-            || {
-                tries += 1;
-                Ok((tries == 3).then_some(7))
+            |tx| {
+                let tx = tx.clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(300));
+                    let _ = tx.send(Wake::Lock(Ok(7)));
+                });
+                Ok(())
             },
+            || {},
         )
         .unwrap();
         assert!(matches!(got, Waited::Lock(7)));
@@ -763,9 +880,66 @@ mod tests {
             &t,
             Instant::now() + Duration::from_millis(50),
             Duration::from_secs(5),
-            || Ok(None),
+            |_| Ok(()),
+            || {},
         )
         .unwrap();
         assert!(matches!(got, Waited::TimedOut));
+    }
+
+    /// Counts the waiter's wake-ups (its `tick`s), not time: a waiter whose request a holder
+    /// claims and answers 1.5 s later wakes for the claim, for the answer and about once a
+    /// second — a polling waiter (every 2–25 ms) woke over 60 times.
+    #[test]
+    fn a_waiter_wakes_for_the_claim_and_the_answer_not_to_poll() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = Spool::new(dir.path(), "leaf");
+        let t = spool
+            .submit(&Entry::new("r1", "attach_port", "k", &request("a")))
+            .unwrap();
+        let holder_spool = spool.clone();
+        let holder = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(500));
+            let claim = holder_spool.server("k").claim_next().unwrap().unwrap();
+            std::thread::sleep(Duration::from_millis(1000));
+            claim.answer(&answer("r1")).unwrap();
+        });
+        let mut ticks = 0;
+        let got = wait::<u32, SpoolError>(
+            &t,
+            Instant::now() + Duration::from_secs(20),
+            Duration::from_secs(20),
+            |_| Ok(()),
+            || ticks += 1,
+        )
+        .unwrap();
+        holder.join().unwrap();
+        assert!(matches!(got, Waited::Answered(_)), "{got:?}");
+        assert!(ticks <= 5, "the waiter woke {ticks} times in 1.5 s");
+
+        // A holder that dies with the claim: the waiter learns it from the flock, at once.
+        let t = spool
+            .submit(&Entry::new("r2", "attach_port", "k", &request("b")))
+            .unwrap();
+        let holder_spool = spool.clone();
+        let holder = std::thread::spawn(move || {
+            let claim = holder_spool.server("k").claim_next().unwrap().unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+            drop(claim);
+        });
+        let mut ticks = 0;
+        let got = wait::<u32, SpoolError>(
+            &t,
+            Instant::now() + Duration::from_secs(20),
+            Duration::from_secs(20),
+            |_| Ok(()),
+            || ticks += 1,
+        );
+        holder.join().unwrap();
+        assert!(
+            matches!(got, Err(SpoolError::Abandoned(ref m)) if m.contains("exited before answering")),
+            "{got:?}"
+        );
+        assert!(ticks <= 3, "the waiter woke {ticks} times");
     }
 }

@@ -41,6 +41,22 @@ impl Locks<'_> {
         )?)
     }
 
+    /// Threads blocked in `flock` on each slot, each sending the slot it takes as
+    /// [`Wake::Lock`] (see [`lock::wait_for_slots`]). A slot free already comes at once.
+    pub(super) fn wait_for_slots(
+        &self,
+        tx: &std::sync::mpsc::Sender<Wake<DeviceLock, Error>>,
+    ) -> Result<(), Error> {
+        Ok(lock::wait_for_slots(
+            self.dir,
+            self.device,
+            self.slots,
+            self.holder,
+            tx,
+            |r| Wake::Lock(r.map_err(Error::from)),
+        )?)
+    }
+
     pub(super) fn complete(
         &self,
         local: DeviceLock,
@@ -168,10 +184,13 @@ impl Job<'_> {
         let cap = device.request_timeout * 2 + Duration::from_secs(30);
         let mut notice = WaitNotice::new(locks.dir, locks.device, locks.slots);
         let started = Instant::now();
-        let waited = spool::wait(&ticket, lock_deadline, cap, || {
-            notice.tick(started.elapsed());
-            locks.try_acquire()
-        });
+        let waited = spool::wait(
+            &ticket,
+            lock_deadline,
+            cap,
+            |tx| locks.wait_for_slots(tx),
+            || notice.tick(started.elapsed()),
+        );
         notice.done();
         let answer = match waited {
             Ok(Waited::Lock(lock)) => return Ok(Some(lock)),

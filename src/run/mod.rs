@@ -17,7 +17,7 @@ use serde_json::json;
 use crate::catalog::{Catalog, CatalogError, Platform, Verify};
 use crate::config::{Config, Device, Secrets, TransportKind};
 use crate::driver::{self, Summary};
-use crate::lock::spool::{self, Answer, Claim, Entry, HolderRef, Spool, SpoolError, Waited};
+use crate::lock::spool::{self, Answer, Claim, Entry, HolderRef, Spool, SpoolError, Waited, Wake};
 use crate::lock::{self, DeviceLock, Holder, LockError};
 use crate::policy::{self, Removal, Scope};
 use crate::report::audit::{self, AuditLog, Who};
