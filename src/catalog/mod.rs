@@ -18,6 +18,7 @@ mod builtin;
 mod lint;
 pub mod options;
 pub mod ports;
+mod pattern;
 mod prompt;
 mod raw;
 mod schema;
@@ -340,7 +341,7 @@ pub struct VlanCheck {
 impl VlanCheck {
     /// Whether `output` of [`VlanCheck::show`] lists VLAN `vlan`.
     pub fn lists(&self, output: &str, vlan: u16) -> bool {
-        regex::Regex::new(&format!(
+        pattern::compile(&format!(
             "(?m){}",
             self.present.replace("{vlan}", &vlan.to_string())
         ))

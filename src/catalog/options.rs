@@ -52,7 +52,7 @@ impl DeviceOption {
                 .pattern
                 .as_deref()
                 .map(|p| {
-                    Regex::new(&format!("^(?:{p})$"))
+                    super::pattern::compile(&format!("^(?:{p})$"))
                         .map_err(|e| format!("options.{name}.pattern {p:?}: {e}"))
                 })
                 .transpose()?,

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use regex::Regex;
 
 use super::options::DeviceOption;
 use super::ports::PortNames;
@@ -13,7 +12,7 @@ use super::template::Template;
 use super::*;
 
 pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
-    let regex = |what: &str, s: &str| Regex::new(s).map_err(|e| format!("{what} {s:?}: {e}"));
+    let regex = |what: &str, s: &str| super::pattern::compile(s).map_err(|e| format!("{what} {s:?}: {e}"));
     let mut modes = Vec::new();
     for m in &r.modes {
         modes.push(Mode {
@@ -148,7 +147,7 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
                 if !c.vlan_present.contains("{vlan}") {
                     return Err("check.vlan_present: needs {vlan}".into());
                 }
-                regex::Regex::new(&c.vlan_present.replace("{vlan}", "4094"))
+                super::pattern::compile(&c.vlan_present.replace("{vlan}", "4094"))
                     .map_err(|e| format!("check.vlan_present: {e}"))?;
                 if c.vlans.trim().is_empty() || c.vlans.contains('{') {
                     return Err("check.vlans: one fixed show line".into());
