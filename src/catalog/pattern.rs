@@ -98,7 +98,10 @@ mod tests {
         for (from, to) in [
             (r"^(?P<host>[\w.\-]+)#", r"^(?P<host>[0-9A-Za-z_.\-]+)#"),
             (r"\d+/\d+", "[0-9]+/[0-9]+"),
-            (r"^\s*\S+\W", r"^[\t\n\x0B\x0C\r ]*[^\t\n\x0B\x0C\r ]+[^0-9A-Za-z_]"),
+            (
+                r"^\s*\S+\W",
+                r"^[\t\n\x0B\x0C\r ]*[^\t\n\x0B\x0C\r ]+[^0-9A-Za-z_]",
+            ),
             (r"[^\]\w]+", r"[^\]0-9A-Za-z_]+"),
             (r"[]\d]", "[]0-9]"),
             (r"[[:alpha:]\d]x\w", "[[:alpha:]0-9]x[0-9A-Za-z_]"),
@@ -116,6 +119,9 @@ mod tests {
         let r = compile(r"^\w+ \d+$").unwrap();
         assert!(r.is_match("leaf_1 42"));
         assert!(!r.is_match("lëaf 42"));
-        assert!(!r.is_match("leaf ٤٢"), "Arabic-Indic digits are not a port number");
+        assert!(
+            !r.is_match("leaf ٤٢"),
+            "Arabic-Indic digits are not a port number"
+        );
     }
 }

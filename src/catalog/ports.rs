@@ -73,7 +73,8 @@ impl RawPortNames {
 impl PortNames {
     pub(super) fn compile(r: &RawPortNames) -> Result<PortNames, String> {
         let number = |s: &str| {
-            super::pattern::compile(&format!("^(?:{s})$")).map_err(|e| format!("port_names.number {s:?}: {e}"))
+            super::pattern::compile(&format!("^(?:{s})$"))
+                .map_err(|e| format!("port_names.number {s:?}: {e}"))
         };
         let default = number(&r.number)?;
         let mut types = Vec::new();

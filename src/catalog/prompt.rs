@@ -17,7 +17,8 @@ impl Prompt {
         // Multi-line so `^` anchors a line start; the match must reach the end of the
         // buffer (trailing blanks allowed) so a prompt-like line in output never counts.
         let anchored = format!(r"(?m)(?:{source})[ \t]*\z");
-        let regex = super::pattern::compile(&anchored).map_err(|e| format!("prompt {source:?}: {e}"))?;
+        let regex =
+            super::pattern::compile(&anchored).map_err(|e| format!("prompt {source:?}: {e}"))?;
         Ok(Prompt {
             source: source.to_string(),
             regex,

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-
 use super::options::DeviceOption;
 use super::ports::PortNames;
 use super::prompt::Prompt;
@@ -12,7 +11,8 @@ use super::template::Template;
 use super::*;
 
 pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
-    let regex = |what: &str, s: &str| super::pattern::compile(s).map_err(|e| format!("{what} {s:?}: {e}"));
+    let regex =
+        |what: &str, s: &str| super::pattern::compile(s).map_err(|e| format!("{what} {s:?}: {e}"));
     let mut modes = Vec::new();
     for m in &r.modes {
         modes.push(Mode {
