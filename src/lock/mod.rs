@@ -348,8 +348,7 @@ pub fn wait_for_slots<T: Send + 'static>(
             .name(format!("lock-wait-{slot}"))
             .stack_size(64 * 1024)
             .spawn(move || {
-                let taken = file
-                    .lock()
+                let taken = blocking_lock(&file)
                     .map_err(io(&path))
                     .and_then(|()| take(file, slot, path, &holder));
                 let _ = tx.send(wrap(taken));
@@ -357,6 +356,16 @@ pub fn wait_for_slots<T: Send + 'static>(
             .map_err(io(&at))?;
     }
     Ok(())
+}
+
+/// `flock(LOCK_EX)`, blocking; a signal that interrupts the wait (EINTR) does not end it.
+fn blocking_lock(file: &File) -> std::io::Result<()> {
+    loop {
+        match file.lock() {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            r => return r,
+        }
+    }
 }
 
 /// A slot whose flock is ours: the holder info written, the lock returned.

@@ -635,7 +635,11 @@ fn settle<L: Send + 'static, E: Send + 'static>(path: &Path, tx: &mpsc::Sender<W
         .stack_size(64 * 1024)
         .spawn(move || {
             if let Ok(f) = file {
-                let _ = f.lock_shared();
+                while let Err(e) = f.lock_shared() {
+                    if e.kind() != std::io::ErrorKind::Interrupted {
+                        break;
+                    }
+                }
             }
             let _ = tx.send(Wake::Settled);
         });
