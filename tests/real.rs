@@ -372,3 +372,32 @@ fn os10_whole_running_config_with_breakout_lines() {
     let s = read("dell_os10", "ethernet1/1/2", f);
     assert_eq!(s.access_vlan, None);
 }
+
+// ---- Nokia SR Linux: `info flat` -------------------------------------------------------
+
+#[test]
+fn srl_routed_port_in_the_default_instance_carries_no_vlan() {
+    // learn-srlinux's leaf1: `ethernet-1/49 subinterface 0` with an IPv4 address, held by
+    // `network-instance default` (no `type` line: the YANG default). Before, the reader took
+    // every holding instance for a mac-vrf and refused this output ("its name ends in no
+    // VLAN number").
+    let f = &["docs_info_flat_leaf1.txt"];
+    let s = read("nokia_srl", "ethernet-1/49", f);
+    assert_eq!(s.mode, None);
+    assert_eq!((s.access_vlan, s.native_vlan), (None, None));
+    assert!(s.allowed_vlans.is_empty());
+}
+
+#[test]
+fn srl_routed_subinterface_in_an_ip_vrf_is_not_vlan_one() {
+    // learn-srlinux's L3 EVPN tutorial: `ethernet-1/1 subinterface 1` routed, held by
+    // `network-instance tenant-1 type ip-vrf`. The old reader read the trailing `1` of
+    // `tenant-1` as an access VLAN.
+    let f = &[
+        "docs_l3evpn_routed_subinterface.txt",
+        "docs_l3evpn_ip_vrf.txt",
+    ];
+    let s = read("nokia_srl", "ethernet-1/1", f);
+    assert_eq!((s.mode, s.access_vlan), (None, None));
+    assert!(s.allowed_vlans.is_empty());
+}
