@@ -401,3 +401,22 @@ fn srl_routed_subinterface_in_an_ip_vrf_is_not_vlan_one() {
     assert_eq!((s.mode, s.access_vlan), (None, None));
     assert!(s.allowed_vlans.is_empty());
 }
+
+// ---- HPE Comware: `display vlan brief` (the VLAN table read before a port uses a VLAN) --
+
+#[test]
+fn comware_vlan_brief_ids_under_a_preamble_and_continued_member_rows() {
+    // ntc-templates' capture: four preamble lines (`Default VLAN ID: 1` among them), the
+    // `VLAN ID   Name   Port` header, VLAN 1's members continued on ten rows that start
+    // with a port name, VLANs without members, no trailing newline.
+    let catalog = Catalog::builtin().unwrap();
+    let p = catalog.get("hpe_comware").unwrap();
+    let Verify::Show(spec) = &p.verify else {
+        panic!("hpe_comware has no reader");
+    };
+    assert_eq!(spec.vlan_table.as_deref(), Some("display vlan brief"));
+    let ids =
+        mercury::verify::parse::vlan_ids(spec, &fixture("hpe_comware", "display_vlan_brief.raw"))
+            .unwrap();
+    assert_eq!(ids, vlans(&[1, 10, 20, 30, 200, 500]));
+}

@@ -90,9 +90,9 @@ fn switches_that_create_the_vlan_themselves_succeed_and_the_vlan_exists_after() 
 }
 
 /// Where Mercury reads the VLAN table first (IOS, NX-OS, EOS, OS10, AOS-CX, Junos, VRP,
-/// VRPv8), the device's own behaviour is never reached: with `manage_vlans` Mercury creates
-/// the VLAN in the same session and says so (without it the request is refused before
-/// anything is sent: `tests/platforms.rs`).
+/// VRPv8, Comware), the device's own behaviour is never reached: with `manage_vlans` Mercury
+/// creates the VLAN in the same session and says so (without it the request is refused
+/// before anything is sent: `tests/platforms.rs`).
 #[test]
 fn switches_with_a_vlan_table_get_the_vlan_created_first() {
     for (platform, port) in [
@@ -104,6 +104,7 @@ fn switches_with_a_vlan_table_get_the_vlan_created_first() {
         ("juniper", "ge-0/0/5"),
         ("huawei", "GigabitEthernet0/0/5"),
         ("huawei_vrpv8", "GE1/0/5"),
+        ("hpe_comware", "GigabitEthernet1/0/5"),
     ] {
         let lab = switch(platform, port, true);
         let v = lab.attach("leaf", port, "130").run().expect(0);
@@ -120,17 +121,32 @@ fn switches_with_a_vlan_table_get_the_vlan_created_first() {
     }
 }
 
-/// Comware refuses `port access vlan 130` after `port link-type access` took effect; the
-/// port had no link type configured, and Mercury puts it back (`undo port link-type`).
+/// Comware applies each line as it goes: when it refuses `port access vlan 130` (here an
+/// injected rejection, as for a VLAN another client deleted after Mercury read the VLAN
+/// table) after `port link-type access` took effect on a port with no link type, Mercury
+/// puts the port back (`undo port link-type`). Before, it could not, and said "PARTLY
+/// APPLIED ... putting the ports back failed" with `changed: true`.
 #[test]
-fn comware_refuses_and_the_port_is_put_back() {
-    let v = refused(
-        "hpe_comware",
-        "GigabitEthernet1/0/5",
-        "VLAN 130 does not exist.",
-    );
+fn comware_refusal_after_the_link_type_took_effect_is_undone() {
+    let port = "GigabitEthernet1/0/5";
+    let lab = Lab::new(&[SimDevice {
+        sim_args: &[
+            "--vlans",
+            "10,130",
+            "--fault",
+            "reject=port access vlan 130",
+        ],
+        ..SimDevice::new("leaf", "hpe_comware")
+    }]);
+    lab.mercury(["verify-port", "--device", "leaf", "--port", port])
+        .run()
+        .expect(0);
+    let before = lab.port("leaf", port);
+    let v = lab.attach("leaf", port, "130").run().expect(1);
     assert_eq!(v["partial"]["took_effect"], true, "{v}");
     assert_eq!(v["partial"]["restored"], true, "{v}");
+    assert_eq!(v["changed"], false, "{v}");
+    assert_eq!(lab.port("leaf", port), before, "the port is as it was");
 }
 
 /// NVUE refuses at `nv config apply`: nothing of the pending revision took effect.

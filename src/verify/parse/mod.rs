@@ -78,7 +78,8 @@ pub fn vlan_table(spec: &VerifySpec, output: &str) -> Result<BTreeMap<String, u1
 /// The VLAN ids the device has, from the output of the platform's `verify.vlan_table` line:
 /// `set vlans NAME vlan-id N` statements (Junos), else a table whose rows start with the
 /// VLAN id under a `VLAN` / `VID` / `NUM` header (IOS and NX-OS `show vlan brief`; EOS,
-/// AOS-CX, OS9, OS10 and Onyx `show vlan`; VRP `display vlan`), where OS9 and OS10 mark the
+/// AOS-CX, OS9, OS10 and Onyx `show vlan`; VRP `display vlan`; Comware `display vlan brief`,
+/// whose further member rows start with a port name), where OS9 and OS10 mark the
 /// default VLAN with a leading `*`. Output without such a header is not a VLAN table.
 pub fn vlan_ids(spec: &VerifySpec, output: &str) -> Result<BTreeSet<u16>, String> {
     if spec.parser == "junos_set" {
