@@ -302,6 +302,15 @@ impl driver::Prepared for Prepared {
         Some((transcript, read))
     }
 
+    fn preflight(&self, session: &mut Session, deadline: Instant, guard: Guard) -> Option<Applied> {
+        // Check mode of the same request: one read, every port planned (and refused) as the
+        // real run will be, nothing written.
+        let mut checked = self.clone();
+        checked.check = true;
+        checked.verify = false;
+        Some(checked.apply(session, deadline, guard))
+    }
+
     fn apply(&self, session: &mut Session, deadline: Instant, guard: Guard) -> Applied {
         let mut transcript = Transcript::default();
         let mut progress = Progress::default();

@@ -288,6 +288,18 @@ impl Target {
                         return Err(Refusal(format!("bridge {bridge} does not exist")));
                     }
                 }
+                // A representor belongs to one node: plugging it for another would take a
+                // running server's network away (two Ironic nodes naming the same port_id).
+                let owner = before
+                    .as_ref()
+                    .and_then(|b| b.external_ids.get("node-uuid"));
+                if let (Some(owner), Some(Some(wanted))) = (owner, ids.get("node-uuid")) {
+                    if owner != wanted {
+                        return Err(Refusal(format!(
+                            "{port} is plugged for node {owner}, not {wanted}: a representor belongs to one node; unplug it for {owner} first"
+                        )));
+                    }
+                }
                 let mut after = before.clone().unwrap_or_else(|| OvsdbPort {
                     bridge: Some(bridge.clone()),
                     ..OvsdbPort::default()
