@@ -427,6 +427,26 @@ fn a_plug_the_card_refuses_when_read_sends_nothing_to_the_switch() {
             "{case}: the switch was not contacted, so it has no audit record"
         );
     }
+    // Nor may another node's request unplug it (a failed step's clean-up on a node that
+    // names the same representor): the card refuses, the switch is not contacted.
+    let sent = lab.transcript("leaf").len();
+    let v = lab
+        .mercury(["--format", "json", "run"])
+        .stdin(&format!(
+            r#"{{"op":"unplug_port","device":"dpu-1","port":"pf0vf1","node_uuid":"{NODE_B}","reason":"test"}}"#
+        ))
+        .run()
+        .expect(1);
+    assert!(ovs.has_port("pf0vf1"), "{v}");
+    assert!(
+        v["msg"]
+            .as_str()
+            .unwrap()
+            .contains("is plugged for node 1be26c0b"),
+        "{v}"
+    );
+    assert_eq!(lab.transcript("leaf").len(), sent, "{v}");
+    assert_eq!(uplink(&lab), ("trunk".into(), vec![110, 120]));
     // The representor's own node may plug it again (a re-plug).
     plug(&lab, "pf0vf1", "vif-a2", 120, NODE_A).expect(0);
     assert_eq!(

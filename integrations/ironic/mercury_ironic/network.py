@@ -589,7 +589,7 @@ class MercuryNetwork(base.NetworkInterface):
                     'VIF %s on port %s names no VLAN or network' % (vif,
                                                                    port.uuid))
             if smartnic.is_smartnic(port):
-                self._validate_card(port)
+                self._validate_card(task, port)
             elif self._switch_link(port) is None:
                 LOG.warning('Port %(port)s of node %(node)s has no '
                             'local_link_connection Mercury can use '
@@ -607,9 +607,12 @@ class MercuryNetwork(base.NetworkInterface):
                         'Invalid LAG configuration for port group %s: %s'
                         % (pg.uuid, e.message))
 
-    def _validate_card(self, port):
+    def _validate_card(self, task, port):
         """A SmartNIC port needs hostname and port_id, and a card Mercury
-        knows (an ``ovs`` device whose name or alias is the hostname)."""
+        knows (an ``ovs`` device whose name or alias is the hostname). When
+        the hostname names a DPU child node of this node, the switch port
+        that child node's own port links to must be the card's ``uplink`` in
+        Mercury's configuration (the switch hop Mercury programs)."""
         link = smartnic.card_link(port)
         if link is None:
             raise exception.InvalidParameterValue(
@@ -617,13 +620,53 @@ class MercuryNetwork(base.NetworkInterface):
                 'local_link_connection' % port.uuid)
         result = self._send(smartnic.validity_request(link))
         data = result.get('data') or {}
+        card = smartnic.card_name(link)
         if not data.get('valid'):
             raise exception.InvalidParameterValue(
                 'SmartNIC port %(port)s: card %(card)s is not usable through '
-                'Mercury: %(why)s' % {'port': port.uuid,
-                                      'card': smartnic.card_name(link),
+                'Mercury: %(why)s' % {'port': port.uuid, 'card': card,
                                       'why': data.get('reason')
                                       or result.get('msg')})
+        child = smartnic.dpu_child(task, link['hostname'])
+        if child is None:
+            return
+        cabled = smartnic.cabled_links(task, child)
+        uplink = data.get('uplink')
+        if not cabled:
+            LOG.warning('DPU child node %(child)s of node %(node)s has no '
+                        'port with a switch link; the switch hop is '
+                        'Mercury\'s configured uplink of %(card)s: %(up)s',
+                        {'child': child.uuid, 'node': task.node.uuid,
+                         'card': card, 'up': uplink or 'none (card only)'})
+            return
+        where = ', '.join('%s %s' % (c.get('switch_info')
+                                     or c.get('switch_id'), c['port_id'])
+                          for c in cabled)
+        if not uplink:
+            raise exception.InvalidParameterValue(
+                'SmartNIC port %(port)s: card %(card)s is DPU child node '
+                '%(child)s of this node, cabled to %(where)s, but Mercury\'s '
+                'configuration names no uplink for %(dev)s, so the switch '
+                'port facing the card would never carry the network: add '
+                'uplink = { device = "...", port = "..." } to '
+                '[devices.%(dev)s] in mercury.toml'
+                % {'port': port.uuid, 'card': card, 'child': child.uuid,
+                   'where': where, 'dev': result.get('device') or card})
+        for c in cabled:
+            answer = self._send(smartnic.validity_request_switch(c))
+            d = answer.get('data') or {}
+            if (d.get('valid') and d.get('device') == uplink.get('device')
+                    and uplink.get('port') in (d.get('ports') or [])):
+                return
+        raise exception.InvalidParameterValue(
+            'SmartNIC port %(port)s: DPU child node %(child)s says card '
+            '%(card)s is cabled to %(where)s, but Mercury\'s configuration '
+            'says its uplink is %(updev)s %(upport)s: correct the child '
+            'node\'s port local_link_connection or the uplink in '
+            'mercury.toml' % {'port': port.uuid, 'child': child.uuid,
+                              'card': card, 'where': where,
+                              'updev': uplink.get('device'),
+                              'upport': uplink.get('port')})
 
     def validate_rescue(self, task):
         self._network_config(task, ironic_network.RESCUING_NETWORK)

@@ -194,7 +194,14 @@ pub fn prepare(
                 }
             } else {
                 platform.require("unplug")?;
-                Intent::Unplug
+                let node = req
+                    .meta
+                    .node_uuid
+                    .as_deref()
+                    .map(|u| crate::request::validate::uuid("node_uuid", u))
+                    .transpose()
+                    .map_err(|e| Unsupported(e.0))?;
+                Intent::Unplug { node }
             };
             out.targets.push(Target {
                 port,

@@ -34,7 +34,9 @@ pub(super) enum Intent {
         /// `external_ids` key → value, `None` to remove the key.
         ids: BTreeMap<&'static str, Option<String>>,
     },
-    Unplug,
+    /// Takes the representor off its bridge; with a node, only a representor plugged for
+    /// that node (or for none).
+    Unplug { node: Option<String> },
     Vlans {
         change: VlanChange,
         mtu: Option<u32>,
@@ -336,7 +338,19 @@ impl Target {
                 }
                 plan.after = Some(after);
             }
-            Intent::Unplug => match &before {
+            Intent::Unplug { node } => match &before {
+                Some(b)
+                    if snap.is_some()
+                        && node.is_some()
+                        && b.external_ids.get("node-uuid").is_some()
+                        && b.external_ids.get("node-uuid") != node.as_ref() =>
+                {
+                    return Err(Refusal(format!(
+                        "{port} is plugged for node {}, not {}: a representor belongs to one node; only a request for that node unplugs it",
+                        b.external_ids.get("node-uuid").map(String::as_str).unwrap_or_default(),
+                        node.as_deref().unwrap_or_default()
+                    )));
+                }
                 None => {
                     plan.note = Some(format!(
                         "{port} is not plugged (absent from OVSDB): nothing to unplug"
@@ -408,7 +422,7 @@ impl Target {
         };
         match &self.intent {
             Intent::Plug { .. } => None,
-            Intent::Unplug => plugged(Vlans::default()),
+            Intent::Unplug { .. } => plugged(Vlans::default()),
             Intent::Vlans {
                 change: VlanChange::Remove(v),
                 ..
