@@ -758,3 +758,34 @@ fn an_uplink_that_is_not_a_switch_port_is_a_configuration_error() {
         );
     }
 }
+
+/// `is_link_valid` answers what a link resolved to, canonically, and a card's uplink: what
+/// the Ironic interface compares a DPU child node's switch link with (docs/ironic.md).
+#[test]
+fn is_link_valid_names_the_cards_uplink_and_a_switch_links_canonical_port() {
+    let ovs = ovs_or_skip!();
+    let lab = lab(&ovs, "aliases = [\"dpu-1.dc1\"]", "");
+    let ask = |llc: &str| {
+        lab.mercury(["--format", "json", "run"])
+            .stdin(&format!(
+                r#"{{"op":"is_link_valid","local_link_connection":{llc}}}"#
+            ))
+            .run()
+            .expect(0)
+    };
+    let v = ask(r#"{"hostname":"dpu-1.dc1","port_id":"pf0vf3"}"#);
+    assert_eq!(v["data"]["valid"], true, "{v}");
+    assert_eq!(v["data"]["device"], "dpu-1", "{v}");
+    assert_eq!(
+        v["data"]["uplink"],
+        serde_json::json!({"device": "leaf", "port": UPLINK}),
+        "{v}"
+    );
+    let v = ask(r#"{"switch_info":"leaf","port_id":"Gi1/0/5"}"#);
+    assert_eq!(v["data"]["device"], "leaf", "{v}");
+    assert_eq!(v["data"]["ports"], serde_json::json!([UPLINK]), "{v}");
+    assert_eq!(v["data"]["uplink"], Value::Null, "{v}");
+    let v = ask(r#"{"hostname":"dpu-9","port_id":"pf0vf3"}"#);
+    assert_eq!(v["data"]["valid"], false, "{v}");
+    assert!(v["data"].get("uplink").is_none(), "{v}");
+}

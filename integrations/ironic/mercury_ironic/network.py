@@ -244,6 +244,16 @@ class MercuryNetwork(base.NetworkInterface):
         lag_members = (self._lag_member_ids(task) if network_type == TENANT
                        else set())
         batches = collections.OrderedDict()
+        if smartnic.is_dpu_of_parent(task):
+            LOG.warning('Node %(node)s is the DPU of its parent node '
+                        '%(parent)s: its ports are the card\'s uplink, which '
+                        'Mercury programs through the parent\'s requests; '
+                        'the %(net)s network is not put on them (set this '
+                        'node\'s network_interface to noop)',
+                        {'node': task.node.uuid,
+                         'parent': task.node.parent_node,
+                         'net': network_type})
+            return []
         for port in (task.ports if ports is None else ports):
             if smartnic.is_smartnic(port):
                 continue  # the card hop: _cards

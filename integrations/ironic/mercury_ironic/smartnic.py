@@ -135,3 +135,23 @@ def cabled_links(task, child):
                                     or link.get('switch_info')):
             out.append(dict(link))
     return out
+
+
+def is_dpu_of_parent(task):
+    """True when ``task.node`` is a DPU child node: it has a ``parent_node``
+    whose SmartNIC ports name it (by name or UUID) as their card. Its own
+    ports are then the card's uplink, which Mercury programs through the
+    parent's requests, never through the child's own steps."""
+    parent_ident = getattr(task.node, 'parent_node', None)
+    if not parent_ident:
+        return False
+    try:
+        parent = objects.Node.get(task.context, parent_ident)
+    except Exception:  # noqa: BLE001 (any lookup failure: not a known DPU)
+        return False
+    names = {task.node.uuid} | ({task.node.name} if task.node.name else set())
+    for port in objects.Port.list_by_node_id(task.context, parent.id):
+        link = card_link(port) if is_smartnic(port) else None
+        if link and link['hostname'] in names:
+            return True
+    return False

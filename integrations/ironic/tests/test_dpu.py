@@ -288,3 +288,26 @@ class DpuValidationTestCase(DpuTestCase):
         self.uplink_config('leaf-1', 'GigabitEthernet1/0/8')
         with self.acquire() as task:
             task.driver.network.validate(task)
+
+    def test_the_dpu_child_nodes_own_steps_leave_its_uplink_alone(self):
+        # A DPU child node left on the mercury interface: cleaning it must not
+        # turn the card's uplink (a trunk other servers use) into an access
+        # port on the cleaning VLAN.
+        self.smartnic_port(self.node, 8)
+        self.dpu.network_interface = 'mercury'
+        self.dpu.save()
+        before = self.lab.port('leaf-1', UPLINK)
+        sent = len(self.lab.requests())
+        with self.acquire_node(self.dpu) as task:
+            task.driver.network.add_cleaning_network(task)
+            task.driver.network.remove_cleaning_network(task)
+        self.assertEqual(before, self.lab.port('leaf-1', UPLINK))
+        self.assertEqual(sent, len(self.lab.requests()))
+        # A child node no SmartNIC port names is an ordinary node.
+        self.dpu.name = 'not-a-card'
+        self.dpu.save()
+        with self.acquire_node(self.dpu) as task:
+            task.driver.network.add_cleaning_network(task)
+        self.assertEqual(('access', 110),
+                         (self.lab.port('leaf-1', UPLINK)['mode'],
+                          self.lab.port('leaf-1', UPLINK)['access_vlan']))
