@@ -871,23 +871,27 @@ class MercuryNetwork(base.NetworkInterface):
         if smartnic.is_smartnic(port):
             link = smartnic.card_link(port)
             hop = 'card'
+            # The representor carries the MAC (external_ids:attached-mac).
+            mac = port.address
         else:
             link = self._switch_link(port)
             hop = 'switch'
+            mac = None
         if link is None:
             return None
-        return (hop, tuple(sorted(link.items())), config)
+        return (hop, tuple(sorted(link.items())), config, mac)
 
     def port_changed(self, task, port_obj):
         """Acts only when what the port is on changes, as
         ``ironic-networking`` does: a new link resets (or unplugs) the old
         switch port and configures the new one; a new switchport or VIF
         re-declares the port; a link or network removed returns the old
-        switch port to idle. A change to anything else (a label in
-        ``extra``, the MAC) sends nothing."""
+        switch port to idle. A new MAC on a SmartNIC port re-plugs its
+        representor in place (``attached-mac``). A change to anything else (a
+        label in ``extra``, a switch port's MAC) sends nothing."""
         changed = port_obj.obj_what_changed()
         if not ({'extra', 'local_link_connection', 'is_smartnic',
-                 'internal_info', 'portgroup_id'} & changed):
+                 'internal_info', 'portgroup_id', 'address'} & changed):
             return
         network_type = ironic_network.get_network_type_for_state(
             task.node.provision_state)

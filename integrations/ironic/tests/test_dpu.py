@@ -255,6 +255,58 @@ class DpuLifecycleTestCase(DpuTestCase):
             'pf0vf4': (100, 'provisioning-00000000-0000-4000-8000-000000000204')})
 
 
+    def _changed(self, port, **fields):
+        """A copy of ``port`` as the API hands it to port_changed: the new
+        values set, and only those marked changed."""
+        changed = obj_utils.get_test_port(
+            self.context, id=port.id, uuid=port.uuid, node_id=port.node_id,
+            address=port.address, is_smartnic=True,
+            local_link_connection=port.local_link_connection,
+            extra=port.extra, internal_info=port.internal_info,
+            pxe_enabled=port.pxe_enabled)
+        changed.obj_reset_changes()
+        for k, v in fields.items():
+            setattr(changed, k, v)
+        return changed
+
+    def test_port_changed_on_a_smartnic_port_of_an_active_node(self):
+        self.node.provision_state = states.ACTIVE
+        self.node.save()
+        port = self.smartnic_port(self.node, 1)
+        with self.acquire() as task:
+            net = task.driver.network
+            net.vif_attach(task, {'id': 'vlan-120', 'port_uuid': port.uuid})
+            self.assert_state([120, CARD_VLAN],
+                              {'pf0vf1': (120, 'vlan-120')})
+            port = [p for p in task.ports if p.uuid == port.uuid][0]
+            # A label: nothing sent.
+            sent = len(self.lab.requests())
+            net.port_changed(task, self._changed(
+                port, extra={'label': 'rack-7'}))
+            self.assertEqual(sent, len(self.lab.requests()))
+            # A new MAC: the representor re-plugged in place (attached-mac),
+            # never unplugged; the switch read, not changed.
+            net.port_changed(task, self._changed(
+                port, address='52:54:00:00:02:99'))
+            self.assert_state([120, CARD_VLAN],
+                              {'pf0vf1': (120, 'vlan-120')})
+            self.assertEqual('52:54:00:00:02:99',
+                             self.ovs.external_ids('pf0vf1')['attached-mac'])
+            self.assertFalse([r for r in self.lab.requests()[sent:]
+                              if r['what']['op'] == 'unplug_port'])
+        # Another representor (the VF moved): the old one unplugged, the new
+        # one plugged with the VIF, the uplink still carrying VLAN 120.
+        port.refresh()
+        with self.acquire() as task:
+            net = task.driver.network
+            port = [p for p in task.ports if p.uuid == port.uuid][0]
+            net.port_changed(task, self._changed(
+                port, local_link_connection={'hostname': 'dpu-1.dc1',
+                                             'port_id': 'pf0vf5'}))
+            self.assert_state([120, CARD_VLAN],
+                              {'pf0vf5': (120, 'vlan-120')})
+
+
 class DpuValidationTestCase(DpuTestCase):
 
     def test_the_child_nodes_link_must_be_the_cards_uplink(self):
