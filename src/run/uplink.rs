@@ -2,9 +2,13 @@
 //! configuration names its `uplink` (the switch port the card is cabled to) program that
 //! switch port as well as the card, in one request with one result.
 //!
-//! - **Plug**: the switch port gets the VLAN *added* to its trunk (`attach_port`, mode
-//!   trunk: read first; a port that is not a trunk yet becomes one carrying exactly that
-//!   VLAN), then the representor is plugged. When the card step fails, the switch port is
+//! - **Plug**: the card is read first and the plug planned against it
+//!   ([`Prepared::preflight`]), so that a card that will refuse (a representor plugged for
+//!   another node, a port Mercury did not plug, a missing bridge) is refused before the
+//!   switch is contacted; then the switch port gets the VLAN *added* to its trunk
+//!   (`attach_port`, mode trunk: read first; a port that is not a trunk yet becomes one
+//!   carrying exactly that VLAN), then the representor is plugged in the card session the
+//!   read opened. When the card step fails, the switch port is
 //!   put back to the state read before the request, in the same switch session (before it
 //!   saves), and the result says what was applied and what was undone.
 //! - **Unplug**: the card is read (every port Mercury plugged there, with its VLANs), the

@@ -342,7 +342,7 @@ impl Target {
                 Some(b)
                     if snap.is_some()
                         && node.is_some()
-                        && b.external_ids.get("node-uuid").is_some()
+                        && b.external_ids.contains_key("node-uuid")
                         && b.external_ids.get("node-uuid") != node.as_ref() =>
                 {
                     return Err(Refusal(format!(
