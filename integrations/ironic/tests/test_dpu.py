@@ -14,6 +14,7 @@ real Mercury binary.
 """
 
 import os
+import threading
 
 import pytest
 
@@ -254,6 +255,53 @@ class DpuLifecycleTestCase(DpuTestCase):
         self.assert_state([100, CARD_VLAN], {
             'pf0vf4': (100, 'provisioning-00000000-0000-4000-8000-000000000204')})
 
+
+    def test_two_conductors_on_two_servers_behind_one_card_at_once(self):
+        # Two servers' tenant steps at the same moment (two conductors): both
+        # requests lock the card and the switch, in one order, so they queue
+        # instead of deadlocking, and each adds its VLAN beside the other's.
+        server_b = obj_utils.create_test_node(
+            self.context, uuid='00000000-0000-4000-9000-00000000b002',
+            network_interface='mercury', provision_state=states.DEPLOYING)
+        port_a = self.smartnic_port(self.node, 1)
+        port_b = self.smartnic_port(server_b, 2, hostname='dpu-1')
+        tasks = []
+        for node, port, vif in ((self.node, port_a, 'vlan-120'),
+                                (server_b, port_b, 'vlan-130')):
+            task = self.acquire_node(node).__enter__()
+            task.driver.network.vif_attach(task, {'id': vif,
+                                                  'port_uuid': port.uuid})
+            tasks.append(task)
+        try:
+            for step in ('configure_tenant_networks',
+                         'unconfigure_tenant_networks'):
+                start = threading.Barrier(len(tasks))
+                errors = []
+
+                def run(task):
+                    start.wait()
+                    try:
+                        getattr(task.driver.network, step)(task)
+                    except Exception as e:  # noqa: BLE001 (reported below)
+                        errors.append(e)
+
+                threads = [threading.Thread(target=run, args=(t,))
+                           for t in tasks]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join(timeout=120)
+                self.assertFalse([t for t in threads if t.is_alive()], step)
+                self.assertEqual([], errors, step)
+                if step == 'configure_tenant_networks':
+                    self.assert_state([120, 130, CARD_VLAN], {
+                        'pf0vf1': (120, 'vlan-120'),
+                        'pf0vf2': (130, 'vlan-130')})
+                else:
+                    self.assert_state([CARD_VLAN], {})
+        finally:
+            for task in tasks:
+                task.__exit__(None, None, None)
 
     def _changed(self, port, **fields):
         """A copy of ``port`` as the API hands it to port_changed: the new
