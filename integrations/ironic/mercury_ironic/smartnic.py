@@ -25,6 +25,7 @@ Mercury requests that plug, unplug and validate them. It holds no Ironic
 lifecycle logic.
 """
 
+from ironic.common import exception
 from ironic import objects
 
 #: The keys of a card link.
@@ -147,8 +148,8 @@ def is_dpu_of_parent(task):
         return False
     try:
         parent = objects.Node.get(task.context, parent_ident)
-    except Exception:  # noqa: BLE001 (any lookup failure: not a known DPU)
-        return False
+    except (exception.NodeNotFound, exception.InvalidIdentity):
+        return False  # a parent that is gone: not a DPU of anything known
     names = {task.node.uuid} | ({task.node.name} if task.node.name else set())
     for port in objects.Port.list_by_node_id(task.context, parent.id):
         link = card_link(port) if is_smartnic(port) else None
