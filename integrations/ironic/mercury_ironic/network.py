@@ -365,6 +365,10 @@ class MercuryNetwork(base.NetworkInterface):
         return out
 
     def _plug(self, task, port, config, link, network_type):
+        self._send(self._plug_request(task, port, config, link,
+                                      network_type))
+
+    def _plug_request(self, task, port, config, link, network_type):
         base = self._base_request(task, 'plug_port', {}, 'configure',
                                   network_type)
         base.pop('local_link_connection', None)
@@ -374,8 +378,8 @@ class MercuryNetwork(base.NetworkInterface):
             # the step and the port.
             vif = '%s-%s' % (network_type, port.uuid)
         vlan = config.native_vlan if config.mode == 'access' else None
-        self._send(smartnic.plug_request(base, link, port, vif, vlan=vlan,
-                                         network=config.network))
+        return smartnic.plug_request(base, link, port, vif, vlan=vlan,
+                                     network=config.network)
 
     def _unplug(self, task, port, link, network_type):
         base = self._base_request(task, 'unplug_port', {}, 'unconfigure',
@@ -753,7 +757,9 @@ class MercuryNetwork(base.NetworkInterface):
 
     def vif_attach(self, task, vif_info):
         """Records a VIF naming a VLAN or a network on one free port group
-        or port of the node; on an active node it is applied at once."""
+        or port of the node; on an active node it is applied at once, on
+        another a VIF naming a network is checked by Mercury first (check
+        mode: the name, the VLAN's policy; nothing sent)."""
         vif_id = vif_info['id']
         if Net.of_vif(vif_id) is None:
             raise exception.InvalidParameterValue(
@@ -769,6 +775,14 @@ class MercuryNetwork(base.NetworkInterface):
         info = dict(target.internal_info or {})
         info[VIF_KEY] = vif_id
         target.internal_info = info
+        if (vif_network(vif_id)
+                and task.node.provision_state != states.ACTIVE):
+            try:
+                self._check_vif(task, target)
+            except exception.InvalidParameterValue:
+                info.pop(VIF_KEY, None)
+                target.internal_info = info
+                raise
         target.save()
         if task.node.provision_state == states.ACTIVE:
             try:
@@ -778,6 +792,34 @@ class MercuryNetwork(base.NetworkInterface):
                 target.internal_info = info
                 target.save()
                 raise
+
+    def _check_vif(self, task, target):
+        """A VIF naming a network, attached to a node that is not active:
+        asks Mercury in check mode (the device is read, nothing is sent)
+        what the tenant step would do with it, so that a name Mercury's
+        ``[networks]`` does not have, or a VLAN its policy refuses, fails
+        the attach instead of the deploy. A device that cannot be read now
+        is only a warning: the step checks again when it applies."""
+        if self._is_portgroup(task, target):
+            requests = [self._lag_request(task, pg, lag, members, link)
+                        for pg, lag, members, link
+                        in self._lag_groups(task, [target])]
+        else:
+            requests = [self._update_request(task, batch, TENANT)
+                        for batch in self._batches(task, TENANT, [target])]
+            requests += [self._plug_request(task, port, config, link, TENANT)
+                         for port, config, link
+                         in self._cards(task, TENANT, [target])]
+        for req in requests:
+            req['check'] = True
+            try:
+                self._send(req)
+            except exception.NetworkError as e:
+                LOG.warning('VIF %(vif)s: Mercury could not check it now '
+                            '(it is checked again when the tenant network '
+                            'is applied): %(err)s',
+                            {'vif': target.internal_info.get(VIF_KEY),
+                             'err': e})
 
     def _is_portgroup(self, task, obj):
         return any(obj.uuid == pg.uuid for pg in task.portgroups)

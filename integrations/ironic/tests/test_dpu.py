@@ -303,6 +303,27 @@ class DpuLifecycleTestCase(DpuTestCase):
             for task in tasks:
                 task.__exit__(None, None, None)
 
+    def test_a_network_vif_on_a_smartnic_port_is_checked_on_both_hops_at_attach(self):
+        self.lab.write_config(extra='\n[networks.tenant-a]\nvlan = 120\n'
+                                    '\n[networks.tenant-far]\nvlan = 199\n')
+        port = self.smartnic_port(self.node, 1)
+        before = self.lab.state('leaf-1')['running']
+        with self.acquire() as task:
+            net = task.driver.network
+            # VLAN 199 is outside the conductor's allowed VLANs.
+            e = self.assertRaises(exception.InvalidParameterValue,
+                                  net.vif_attach, task,
+                                  {'id': 'tenant-far', 'port_uuid': port.uuid})
+            self.assertIn('199', str(e))
+            net.vif_attach(task, {'id': 'tenant-a', 'port_uuid': port.uuid})
+            self.assertEqual([{'id': 'tenant-a'}], net.vif_list(task))
+            # Checked, not applied: neither device changed.
+            self.assertEqual(before, self.lab.state('leaf-1')['running'])
+            self.assertEqual(set(), self.ovs.ports())
+            net.configure_tenant_networks(task)
+            self.assert_state([120, CARD_VLAN],
+                              {'pf0vf1': (120, 'tenant-a')})
+
     def _changed(self, port, **fields):
         """A copy of ``port`` as the API hands it to port_changed: the new
         values set, and only those marked changed."""
