@@ -47,7 +47,7 @@ pub(super) enum Intent {
 pub(super) struct Target {
     pub(super) port: String,
     pub(super) bridge: String,
-    /// The idle VLAN (or [`DEAD_VLAN`]) a port falls back to.
+    /// The idle VLAN (or [`DEAD_VLAN`](crate::verify::parse::ovsdb::DEAD_VLAN)) a port falls back to.
     pub(super) idle: u16,
     pub(super) intent: Intent,
 }
