@@ -95,13 +95,13 @@ def main():
     # 9. Read before write per platform family over sshd (issue 14): an attach with read
     # before write on one port and one with --no-verify on another, interleaved, each port
     # detached again after (not measured); p50 wall and the round trips the result reports.
-    fam = {}
-    for b, path in bins.items():
-        fam[b] = {}
-        for name, dev, p1, p2 in env.get("families", []):
-            res = {"rbw": [], "plain": []}
-            for i in range(max(runs // 2, 5)):
-                vlan = "120" if i % 2 == 0 else "121"
+    fam = {b: {} for b in bins}
+    for name, dev, p1, p2 in env.get("families", []):
+        res = {b: {"rbw": [], "plain": []} for b in bins}
+        for i in range(max(runs // 2, 5)):
+            vlan = "120" if i % 2 == 0 else "121"
+            # Interleaved: every binary's pair of attaches in each round.
+            for b, path in bins.items():
                 for kind, port, extra in (("rbw", p1, []), ("plain", p2, ["--no-verify"])):
                     r = run([path, "--config", cfg, "--format", "json", "attach-port", "--device",
                              dev, "--port", port, "--vlan", vlan, "--reason", "bench"] + extra)
@@ -109,17 +109,19 @@ def main():
                         trips = json.loads(r[4])["round_trips"] if r[3] == 0 else None
                     except (ValueError, KeyError):
                         trips = None
-                    res[kind].append((r[0], trips, r[3]))
+                    res[b][kind].append((r[0], trips, r[3]))
                 # Both ports back to where they started (not measured): every measured attach
                 # starts from a port that carries no VLAN of the request, as Ironic's do.
                 for port in (p1, p2):
                     run([path, "--config", cfg, "--format", "json", "detach-port", "--device", dev,
                          "--port", port, "--vlan", vlan, "--reason", "bench"])
-            def summary(xs):
-                ok = [x for x in xs if x[2] == 0]
-                return {"p50": med([x[0] for x in ok]), "trips": med([x[1] for x in ok]) if ok else None,
-                        "fails": len(xs) - len(ok)}
-            fam[b][name] = {k: summary(v) for k, v in res.items()}
+
+        def summary(xs):
+            ok = [x for x in xs if x[2] == 0]
+            return {"p50": med([x[0] for x in ok]), "trips": med([x[1] for x in ok]) if ok else None,
+                    "fails": len(xs) - len(ok)}
+        for b in bins:
+            fam[b][name] = {k: summary(v) for k, v in res[b].items()}
     rows["families"] = fam
     json.dump(rows, sys.stdout)
 
