@@ -662,3 +662,91 @@ fn huawei_hybrid_ports() {
         "{v}"
     );
 }
+
+/// The VLANs a port's trunk list carries in the simulator's state, on a platform whose
+/// trunks carry every VLAN by default: an empty list is every VLAN unless `allowed_none`.
+fn carried(port: &Value) -> Vec<u64> {
+    let listed = vlans_of(&port["allowed_vlans"]);
+    if listed.is_empty() && port["allowed_none"] != true {
+        (1..=4094).collect()
+    } else {
+        listed
+    }
+}
+
+/// IOS-like trunks carry every VLAN until their list is set (issue 15 item 2): a port that
+/// becomes a trunk carries exactly the VLAN attached; the last tagged VLAN detached leaves
+/// none (read back as none, not as every VLAN); a reset trunk is left with the list `none`,
+/// so a later `switchport mode trunk` exposes nothing.
+#[test]
+fn ios_like_trunks_carry_exactly_what_was_asked() {
+    for (platform, port) in [
+        ("cisco_ios", "GigabitEthernet1/0/5"),
+        ("cisco_nxos", "Ethernet1/5"),
+        ("arista_eos", "Ethernet5"),
+        ("ruijie", "GigabitEthernet0/5"),
+        ("supermicro_smis", "Gi0/5"),
+    ] {
+        let s = spec(platform, [port, port, port]);
+        let lab = lab(&s, "");
+        for v in ["10", "120", "130"] {
+            run(&lab, &["add-network", "--vlan", v]);
+        }
+        run(
+            &lab,
+            &[
+                "attach-port",
+                "--port",
+                port,
+                "--vlan",
+                "120",
+                "--mode",
+                "trunk",
+            ],
+        );
+        let p = &running(&lab)["ports"][port];
+        assert_eq!(p["mode"], "trunk", "{platform}: {p}");
+        assert_eq!(carried(p), vec![120], "{platform}: trunk attach: {p}");
+
+        // The last tagged VLAN goes: the list is empty, and read back as empty.
+        run(
+            &lab,
+            &[
+                "detach-port",
+                "--port",
+                port,
+                "--vlan",
+                "120",
+                "--mode",
+                "trunk",
+            ],
+        );
+        let p = &running(&lab)["ports"][port];
+        assert_eq!(carried(p), Vec::<u64>::new(), "{platform}: detach: {p}");
+        let v = lab
+            .mercury(["verify-port", "--port", port, "--device", "leaf"])
+            .run()
+            .expect(0);
+        let state = &v["data"]["ports"][0]["state"];
+        assert_eq!(state["mode"], "trunk", "{platform}: read back: {v}");
+        assert_eq!(state["allowed_vlans"], "", "{platform}: read back: {v}");
+
+        run(
+            &lab,
+            &[
+                "attach-port",
+                "--port",
+                port,
+                "--vlan",
+                "130",
+                "--mode",
+                "trunk",
+            ],
+        );
+        run(&lab, &["reset-port", "--port", port]);
+        let p = &running(&lab)["ports"][port];
+        assert_eq!(p["mode"], "access", "{platform}: reset: {p}");
+        assert_eq!(p["access_vlan"], 10, "{platform}: reset: {p}");
+        assert_eq!(carried(p), Vec::<u64>::new(), "{platform}: reset list: {p}");
+    }
+}
