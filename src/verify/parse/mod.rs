@@ -153,6 +153,17 @@ pub(crate) fn normalise(raw: Raw, platform: &Platform, spec: &VerifySpec) -> Por
             s.allowed_vlans = raw.allowed.unwrap_or_default();
         }
     }
+    let mut mode = mode;
+    if mode.as_deref() == Some("trunk")
+        && s.allowed_vlans.is_empty()
+        && s.native_vlan.is_some()
+        && platform.access_is_trunk()
+    {
+        // Where the device's access ports are made in the trunk mode (PowerConnect
+        // `plug_mode = general`), a port with only its untagged VLAN is an access port.
+        mode = Some("access".into());
+        s.access_vlan = s.native_vlan.take();
+    }
     s.mode = mode;
     s.unread = raw.unread;
     for f in &spec.unread {
