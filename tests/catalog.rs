@@ -446,3 +446,40 @@ fn ngs_device_types_are_aliases() {
     );
     assert_eq!(catalog.get("hp_comware").unwrap().name, "hpe_comware");
 }
+
+/// `commit_leaves_to` names the mode a platform's commit lands the session in (EOS's
+/// `commit` ends the configuration session in privileged mode): a catalog naming a mode it
+/// does not define, or the key without commit lines, is refused by the lint before any
+/// device is contacted.
+#[test]
+fn commit_leaves_to_must_name_a_mode_and_come_with_commit_lines() {
+    let eos = builtin_platform("arista_eos")
+        .replace("[platforms.arista_eos", "[platforms.my_eos")
+        .replace("[[platforms.arista_eos", "[[platforms.my_eos")
+        .replace(r#"aliases = ["eos"]"#, "");
+    let cases = [
+        (
+            eos.replace(
+                r#"commit_leaves_to = "privileged""#,
+                r#"commit_leaves_to = "priviliged""#,
+            ),
+            r#"my_eos: commit_leaves_to "priviliged" is not a mode"#,
+        ),
+        (
+            eos.replace("commit = [\"commit\"]\n", ""),
+            "my_eos: commit_leaves_to without commit lines",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_ne!(text, eos, "the case changed nothing");
+        let lab = Lab::new(&[]);
+        plugin(&lab, "my.toml", &text);
+        let v = lab.mercury(["check", "--catalog"]).run().expect(78);
+        let msg = v["msg"].as_str().unwrap();
+        assert!(msg.contains(want), "{want:?} not in {msg}");
+    }
+    // The unchanged copy passes: the lint refuses the key's misuse, not the key.
+    let lab = Lab::new(&[]);
+    plugin(&lab, "my.toml", &eos);
+    lab.mercury(["check", "--catalog"]).run().expect(0);
+}

@@ -367,4 +367,48 @@ mod tests {
         assert_eq!(got, b"hello\n");
         s.close(Instant::now() + Duration::from_secs(2));
     }
+
+    /// A program that does not end on EOF is asked to stop with SIGTERM at the close
+    /// deadline, so it can finish writing (a device's state, its session count) before it
+    /// goes; a SIGKILL straight away would leave its trap unrun.
+    #[test]
+    fn close_asks_a_program_ignoring_eof_to_stop_before_killing_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mark = dir.path().join("term");
+        let script = format!(
+            "trap 'echo finished > {}; exit 0' TERM; while :; do sleep 0.05; done",
+            mark.display()
+        );
+        let mut s = CommandShell::spawn(&argv(&["sh", "-c", &script])).unwrap();
+        let ended = s.finish(Instant::now() + Duration::from_millis(200));
+        assert_eq!(ended, Ended::HungUp);
+        assert_eq!(std::fs::read_to_string(&mark).unwrap(), "finished\n");
+        assert!(matches!(s.child.try_wait(), Ok(Some(_))));
+    }
+
+    /// A program that ignores SIGTERM too is killed once the grace has passed: a hung
+    /// child never keeps the device's lock held.
+    #[test]
+    fn close_kills_a_program_ignoring_sigterm_after_the_grace() {
+        let mut s = CommandShell::spawn(&argv(&[
+            "sh",
+            "-c",
+            "trap '' TERM; while :; do sleep 0.05; done",
+        ]))
+        .unwrap();
+        let ended = s.finish(Instant::now() + Duration::from_millis(100));
+        assert_eq!(ended, Ended::HungUp);
+        let status = s.child.try_wait().unwrap().expect("the child is gone");
+        assert!(status.code().is_none(), "killed by a signal: {status:?}");
+    }
+
+    /// A program that ends on EOF is left to end by itself.
+    #[test]
+    fn close_lets_a_program_end_on_eof() {
+        let mut s = CommandShell::spawn(&argv(&["cat"])).unwrap();
+        assert_eq!(
+            s.finish(Instant::now() + Duration::from_secs(5)),
+            Ended::ByDevice
+        );
+    }
 }
