@@ -35,9 +35,6 @@ struct Spec {
     lag_sim_gap: bool,
     /// Removing one tagged VLAN cannot run on the simulator (see the platform's comment).
     untag_sim_gap: bool,
-    /// A trunk declared access keeps its (inert) tagged list on the simulator (see the
-    /// platform's comment).
-    access_keeps_tagged: bool,
 }
 
 const fn spec(platform: &'static str, ports: [&'static str; 3]) -> Spec {
@@ -51,7 +48,6 @@ const fn spec(platform: &'static str, ports: [&'static str; 3]) -> Spec {
         lag: None,
         lag_sim_gap: false,
         untag_sim_gap: false,
-        access_keeps_tagged: false,
     }
 }
 
@@ -227,14 +223,9 @@ fn exercise(s: &Spec) {
             "{}: {port}",
             ctx("trunk to access")
         );
-        // Nothing tagged: no list, or the IOS-style default list (every VLAN), which an
-        // access port ignores.
+        // Nothing tagged left, not even inert (IOS-like: the list is `none`).
         let tagged = vlans_of(&port["allowed_vlans"]);
-        assert!(
-            tagged.is_empty() || tagged.len() == 4094 || s.access_keeps_tagged,
-            "{}: {port}",
-            ctx("trunk to access")
-        );
+        assert!(tagged.is_empty(), "{}: {port}", ctx("trunk to access"));
         assert!(
             port["native_vlan"].is_null(),
             "{}: {port}",
@@ -561,11 +552,10 @@ platforms! {
         ..spec("juniper", ["ge-0/0/5", "ge-0/0/6", "ge-0/0/7"])
     };
     // The simulator's Onyx keeps a hybrid port's allowed-vlan list when the port is made
-    // an access port again (port_reset sends `switchport mode access`); whether Onyx drops
-    // it is unconfirmed on hardware (docs/platforms.md), so the list is not asserted.
+    // an access port again (whether Onyx drops it is unconfirmed, docs/platforms.md);
+    // Mercury removes the VLANs first, so the list is asserted empty.
     mellanox_mlnxos => Spec {
         trunk_mode: "hybrid",
-        access_keeps_tagged: true,
         lag: Some(("Po7", "lacp", true)),
         ..spec("mellanox_mlnxos", ["Eth1/5", "Eth1/6", "Eth1/7"])
     };
@@ -749,4 +739,37 @@ fn ios_like_trunks_carry_exactly_what_was_asked() {
         assert_eq!(p["access_vlan"], 10, "{platform}: reset: {p}");
         assert_eq!(carried(p), Vec::<u64>::new(), "{platform}: reset list: {p}");
     }
+}
+
+/// Onyx: a hybrid port reset (or declared access) leaves no hybrid allowed-vlan list, even
+/// where `switchport mode access` keeps it (the simulator's model; unconfirmed on Onyx).
+#[test]
+fn onyx_hybrid_port_reset_leaves_no_tagged_list() {
+    let port = "Eth1/5";
+    let s = spec("mellanox_mlnxos", [port, port, port]);
+    let lab = lab(&s, "");
+    for v in ["10", "110", "120", "130"] {
+        run(&lab, &["add-network", "--vlan", v]);
+    }
+    run(
+        &lab,
+        &[
+            "update-port",
+            "--port",
+            port,
+            "--mode",
+            "trunk",
+            "--native-vlan",
+            "110",
+            "--allowed-vlans",
+            "120,130",
+        ],
+    );
+    let p = &running(&lab)["ports"][port];
+    assert_eq!(vlans_of(&p["allowed_vlans"]), vec![120, 130], "{p}");
+    run(&lab, &["reset-port", "--port", port]);
+    let p = &running(&lab)["ports"][port];
+    assert_eq!(p["mode"], "access", "{p}");
+    assert_eq!(p["access_vlan"], 10, "{p}");
+    assert_eq!(vlans_of(&p["allowed_vlans"]), Vec::<u64>::new(), "{p}");
 }

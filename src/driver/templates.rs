@@ -479,7 +479,9 @@ fn port_actions(
                             .and_then(|n| Vlan::new(n.into()).ok())
                     });
                 }
-                if tagged.is_empty() && native_vlan.is_none() && read.is_none() {
+                // Not read, nothing named: nothing to go by. Assumed (a dry run, or the
+                // plan made before the read): the read decides; an idle port has none.
+                if tagged.is_empty() && native_vlan.is_none() && matches!(before, Before::Unread) {
                     return Err(Unsupported(format!(
                         "reset_port on {} needs native_vlan and/or allowed_vlans: {}",
                         platform.name,
