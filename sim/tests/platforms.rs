@@ -1108,7 +1108,7 @@ fn ios_like_trunk_lists_tell_all_from_none() {
             port(&st, port_name).clone()
         };
         let shown = |needle: &str| {
-            let show = format!("show running-config {}", &typed[..]);
+            let show = format!("show running-config {typed}");
             let r = session(platform, &s, &[&show]);
             r.stdout.contains(needle)
         };
