@@ -133,18 +133,27 @@ fn two_servers_behind_one_card_share_the_uplink_vlan_until_the_last_unplug() {
     assert_eq!(ovs.iface_id("pf0vf1", "iface-id").as_deref(), Some("vif-a"));
     assert_eq!(hop(&v, "uplink")["changed"], true, "{v}");
     assert_eq!(hop(&v, "card")["changed"], true, "{v}");
-    // Switch lines first, then the card's.
-    let inputs = v["commands"].as_array().unwrap();
-    let first_card = inputs
+    // The card read first (nothing written), then the switch lines, then the card's write.
+    let inputs: Vec<&str> = v["commands"]
+        .as_array()
+        .unwrap()
         .iter()
-        .position(|c| c["input"].as_str().unwrap().contains("ovs-vsctl"))
-        .unwrap();
+        .map(|c| c["input"].as_str().unwrap())
+        .collect();
+    let is_card = |c: &&str| c.contains("ovs-vsctl");
     assert!(
-        inputs[..first_card]
-            .iter()
-            .any(|c| c["input"] == "switchport trunk allowed vlan add 120"),
+        is_card(&inputs[0]) && inputs[0].contains("--format=json"),
         "{v}"
     );
+    let card_write = inputs
+        .iter()
+        .position(|c| is_card(c) && c.contains("add-port"))
+        .unwrap();
+    let switch_add = inputs
+        .iter()
+        .position(|c| *c == "switchport trunk allowed vlan add 120")
+        .unwrap();
+    assert!(switch_add < card_write, "{v}");
     // One audit pair per device.
     let audit = lab.audit();
     let mine: Vec<&Value> = audit
@@ -346,6 +355,106 @@ fn a_card_failure_after_the_switch_hop_restores_the_switch_port_exactly() {
     }
 }
 
+/// The card is read before the switch hop: a plug the card's state refuses — a
+/// representor plugged for another node, a port another agent manages, a bridge that does
+/// not exist — sends nothing to the switch (its transcript, state and audit log stay as
+/// they were) and writes nothing on the card.
+#[test]
+fn a_plug_the_card_refuses_when_read_sends_nothing_to_the_switch() {
+    let ovs = ovs_or_skip!();
+    let lab = lab(&ovs, "bridges = [\"br-int\", \"br-gone\"]", "");
+    trunk(&lab, "110");
+    plug(&lab, "pf0vf1", "vif-a", 120, NODE_A).expect(0);
+    ovs.add_port("br-int", "pf0vf7");
+    let cases: [(&str, &str, &str); 3] = [
+        (
+            r#""port":"pf0vf1","node_uuid":"2ce37d1c-14a3-4e3f-bf98-d13e8a44d234""#,
+            "is plugged for node 1be26c0b",
+            "another node's representor",
+        ),
+        (
+            r#""port":"pf0vf7","node_uuid":"2ce37d1c-14a3-4e3f-bf98-d13e8a44d234""#,
+            "was not plugged by Mercury",
+            "another agent's port",
+        ),
+        (
+            r#""port":"pf0vf2","bridge":"br-gone""#,
+            "bridge br-gone does not exist",
+            "a missing bridge",
+        ),
+    ];
+    for (fields, why, case) in cases {
+        let before_switch = lab.state("leaf");
+        let before_card = ovs.dump();
+        let sent = lab.transcript("leaf").len();
+        let v = lab
+            .mercury(["--format", "json", "run"])
+            .stdin(&format!(
+                r#"{{"op":"plug_port","device":"dpu-1",{fields},"vif_id":"vif-b","vlan":130,"reason":"test"}}"#
+            ))
+            .run()
+            .expect(1);
+        assert_eq!(
+            lab.transcript("leaf").len(),
+            sent,
+            "{case}: nothing sent to the switch: {v}"
+        );
+        assert_eq!(lab.state("leaf"), before_switch, "{case}");
+        assert_eq!(uplink(&lab), ("trunk".into(), vec![110, 120]), "{case}");
+        assert_eq!(
+            ovs.dump(),
+            before_card,
+            "{case}: nothing written on the card"
+        );
+        assert_eq!(v["changed"], false, "{case}: {v}");
+        let msg = v["msg"].as_str().unwrap();
+        assert!(msg.contains(why), "{case}: {msg}");
+        assert!(
+            msg.contains("nothing was sent to the switch leaf"),
+            "{case}: {msg}"
+        );
+        assert!(
+            hop(&v, "uplink")["skipped"]
+                .as_str()
+                .unwrap()
+                .contains("before the switch was touched"),
+            "{case}: {v}"
+        );
+        assert!(
+            !lab.audit()
+                .iter()
+                .any(|r| r["request_id"] == v["request_id"] && r["what"]["device"] == "leaf"),
+            "{case}: the switch was not contacted, so it has no audit record"
+        );
+    }
+    // Nor may another node's request unplug it (a failed step's clean-up on a node that
+    // names the same representor): the card refuses, the switch is not contacted.
+    let sent = lab.transcript("leaf").len();
+    let v = lab
+        .mercury(["--format", "json", "run"])
+        .stdin(&format!(
+            r#"{{"op":"unplug_port","device":"dpu-1","port":"pf0vf1","node_uuid":"{NODE_B}","reason":"test"}}"#
+        ))
+        .run()
+        .expect(1);
+    assert!(ovs.has_port("pf0vf1"), "{v}");
+    assert!(
+        v["msg"]
+            .as_str()
+            .unwrap()
+            .contains("is plugged for node 1be26c0b"),
+        "{v}"
+    );
+    assert_eq!(lab.transcript("leaf").len(), sent, "{v}");
+    assert_eq!(uplink(&lab), ("trunk".into(), vec![110, 120]));
+    // The representor's own node may plug it again (a re-plug).
+    plug(&lab, "pf0vf1", "vif-a2", 120, NODE_A).expect(0);
+    assert_eq!(
+        ovs.iface_id("pf0vf1", "iface-id").as_deref(),
+        Some("vif-a2")
+    );
+}
+
 #[test]
 fn a_switch_that_refuses_the_uplink_change_leaves_the_card_untouched_and_says_so_on_unplug() {
     let ovs = ovs_or_skip!();
@@ -371,11 +480,14 @@ fn a_switch_that_refuses_the_uplink_change_leaves_the_card_untouched_and_says_so
         v["msg"]
             .as_str()
             .unwrap()
-            .contains("the card dpu-1 was not touched"),
+            .contains("the card dpu-1 was not changed (read only)"),
         "{v}"
     );
+    // The card was read before the switch hop, and never written.
+    let card_lines = hop(&v, "card")["lines"].as_array().unwrap().clone();
+    assert_eq!(card_lines.len(), 1, "{v}");
     assert!(
-        hop(&v, "card")["lines"].as_array().unwrap().is_empty(),
+        card_lines[0].as_str().unwrap().contains("--format=json"),
         "{v}"
     );
     // Unplug: the card is unplugged, then the switch refuses to take the VLAN off; the
@@ -645,4 +757,35 @@ fn an_uplink_that_is_not_a_switch_port_is_a_configuration_error() {
             "{v}"
         );
     }
+}
+
+/// `is_link_valid` answers what a link resolved to, canonically, and a card's uplink: what
+/// the Ironic interface compares a DPU child node's switch link with (docs/ironic.md).
+#[test]
+fn is_link_valid_names_the_cards_uplink_and_a_switch_links_canonical_port() {
+    let ovs = ovs_or_skip!();
+    let lab = lab(&ovs, "aliases = [\"dpu-1.dc1\"]", "");
+    let ask = |llc: &str| {
+        lab.mercury(["--format", "json", "run"])
+            .stdin(&format!(
+                r#"{{"op":"is_link_valid","local_link_connection":{llc}}}"#
+            ))
+            .run()
+            .expect(0)
+    };
+    let v = ask(r#"{"hostname":"dpu-1.dc1","port_id":"pf0vf3"}"#);
+    assert_eq!(v["data"]["valid"], true, "{v}");
+    assert_eq!(v["data"]["device"], "dpu-1", "{v}");
+    assert_eq!(
+        v["data"]["uplink"],
+        serde_json::json!({"device": "leaf", "port": UPLINK}),
+        "{v}"
+    );
+    let v = ask(r#"{"switch_info":"leaf","port_id":"Gi1/0/5"}"#);
+    assert_eq!(v["data"]["device"], "leaf", "{v}");
+    assert_eq!(v["data"]["ports"], serde_json::json!([UPLINK]), "{v}");
+    assert_eq!(v["data"]["uplink"], Value::Null, "{v}");
+    let v = ask(r#"{"hostname":"dpu-9","port_id":"pf0vf3"}"#);
+    assert_eq!(v["data"]["valid"], false, "{v}");
+    assert!(v["data"].get("uplink").is_none(), "{v}");
 }

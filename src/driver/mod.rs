@@ -78,6 +78,20 @@ pub trait Prepared {
     fn plugged(&self, _session: &mut Session, _deadline: Instant) -> Option<PluggedRead> {
         None
     }
+
+    /// Reads the device in the open session and plans the change against it, sending
+    /// nothing: a request the device's state refuses (the `ovsdb` kind: bridge missing,
+    /// port on another bridge or not Mercury's, representor plugged for another node) fails
+    /// here, before anything else is touched (the two-hop path reads the card before the
+    /// switch). `None`: this kind has no such read.
+    fn preflight(
+        &self,
+        _session: &mut Session,
+        _deadline: Instant,
+        _guard: Guard,
+    ) -> Option<Applied> {
+        None
+    }
 }
 
 /// What each port Mercury plugged carries: its VLANs, or `None` when it carries every VLAN

@@ -3,6 +3,8 @@
 //! clap types end here. Values are kept as strings so that a bad VLAN or port is reported
 //! by the request layer as invalid data (exit 65), not as a usage error (64); usage errors
 //! are unknown flags and verbs.
+// The doc comments below are also clap's --help text, where `<uuid>` is a placeholder.
+#![allow(rustdoc::invalid_html_tags)]
 
 use std::path::PathBuf;
 

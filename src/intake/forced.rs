@@ -25,7 +25,7 @@ pub enum Forced {
     Version,
     /// Empty or `run`: one JSON request on stdin.
     Json,
-    /// An operation verb with its flags, ready for the CLI parser (without argv[0]).
+    /// An operation verb with its flags, ready for the CLI parser (without `argv[0]`).
     Args(Vec<String>),
 }
 

@@ -495,7 +495,7 @@ pub struct Plug {
 /// Who/why metadata carried into the audit record.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Meta {
-    /// Why (change ticket, "deploy node <uuid>").
+    /// Why (change ticket, `deploy node <uuid>`).
     pub reason: Option<String>,
     /// Caller's correlation id (generated when absent).
     pub request_id: Option<String>,

@@ -33,11 +33,25 @@ impl Job<'_> {
 
     pub(super) fn is_link_valid(&mut self, req: &Request) -> Result<(), Error> {
         let mut req = req.clone();
+        let mut found = json!({});
         let verdict =
             match resolve::resolve(&mut req, self.config, self.catalog, self.scope.as_ref()) {
                 Ok((device, platform)) => {
                     self.report.device = Some(device.name.clone());
                     self.report.platform = Some(platform.name.clone());
+                    // What the link resolved to, canonically (so a caller can compare two
+                    // links: Ironic's DPU child node's switch port with the card's uplink).
+                    found["ports"] = json!(req.port_names());
+                    if let Some(up) = &device.uplink {
+                        let port = self
+                            .config
+                            .devices
+                            .get(&up.device)
+                            .and_then(|sw| self.catalog.get(&sw.platform).ok())
+                            .and_then(|p| p.canonical_port(&up.port).ok())
+                            .unwrap_or_else(|| up.port.clone());
+                        found["uplink"] = json!({"device": up.device, "port": port});
+                    }
                     req.port_names()
                         .iter()
                         .try_for_each(|p| policy::check_port(device, platform, p))
@@ -54,7 +68,13 @@ impl Job<'_> {
             Ok(()) => "link is valid".into(),
             Err(why) => format!("link is not valid: {why}"),
         };
-        self.report.data = json!({ "valid": valid, "reason": verdict.err() });
+        let mut data = json!({ "valid": valid, "reason": verdict.err() });
+        if valid {
+            data["device"] = json!(self.report.device);
+            data["ports"] = found["ports"].take();
+            data["uplink"] = found["uplink"].take();
+        }
+        self.report.data = data;
         Ok(())
     }
 

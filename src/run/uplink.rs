@@ -2,9 +2,13 @@
 //! configuration names its `uplink` (the switch port the card is cabled to) program that
 //! switch port as well as the card, in one request with one result.
 //!
-//! - **Plug**: the switch port gets the VLAN *added* to its trunk (`attach_port`, mode
-//!   trunk: read first; a port that is not a trunk yet becomes one carrying exactly that
-//!   VLAN), then the representor is plugged. When the card step fails, the switch port is
+//! - **Plug**: the card is read first and the plug planned against it
+//!   ([`Prepared::preflight`]), so that a card that will refuse (a representor plugged for
+//!   another node, a port Mercury did not plug, a missing bridge) is refused before the
+//!   switch is contacted; then the switch port gets the VLAN *added* to its trunk
+//!   (`attach_port`, mode trunk: read first; a port that is not a trunk yet becomes one
+//!   carrying exactly that VLAN), then the representor is plugged in the card session the
+//!   read opened. When the card step fails, the switch port is
 //!   put back to the state read before the request, in the same switch session (before it
 //!   saves), and the result says what was applied and what was undone.
 //! - **Unplug**: the card is read (every port Mercury plugged there, with its VLANs), the
@@ -59,6 +63,10 @@ struct Hop {
     released: Vec<u16>,
     /// Its `started` audit record is written (so a `finished` one is due).
     started: bool,
+    /// How many of its first lines went out before any other hop's (the card read that
+    /// precedes the switch hop of a plug), so that `commands` lists lines in the order
+    /// they were sent.
+    early: usize,
 }
 
 impl Hop {
@@ -236,15 +244,66 @@ impl Job<'_> {
         }
 
         let _held = self.lock_both(card, switch, sw_platform, card_platform, req)?;
-        self.hops_started(&mut [&mut sw_hop, &mut card_hop])?;
+        self.hops_started(&mut [&mut card_hop])?;
         self.device_contacted = true;
+
+        // Hop 0: the card is read first (bridge, the representor, whose it is) and the plug
+        // planned against it, so that a card that will refuse is refused before the switch
+        // is touched. Its session stays open for hop 2.
+        let (card_secrets, card_settings) = match session_settings(card, card.save_config) {
+            Ok(s) => s,
+            Err(e) => {
+                failed_hop(&mut card_hop, &e);
+                sw_hop.skipped =
+                    Some("the card could not be read: nothing sent to the switch".into());
+                return self.conclude(req, vec![sw_hop, card_hop], Some(e));
+            }
+        };
+        let mut card_live = match self.connect(
+            &mut card_hop,
+            card,
+            card_platform,
+            &card_secrets,
+            &card_settings,
+        ) {
+            Ok(l) => l,
+            Err(e) => {
+                sw_hop.skipped =
+                    Some("the card could not be reached: nothing sent to the switch".into());
+                return self.conclude(req, vec![sw_hop, card_hop], Some(e));
+            }
+        };
+        if !req.check {
+            let scope = self.scope.clone();
+            let guard =
+                |r: &[Removal]| policy::check_removals(card, scope.as_ref(), "plug_port", r);
+            if let Some(pre) =
+                card_prepared.preflight(&mut card_live.session, card_live.deadline, &guard)
+            {
+                card_hop.absorb(pre.transcript);
+                if let Err(e) = pre.result.map_err(Error::from) {
+                    failed_hop(&mut card_hop, &e);
+                    self.close(&mut card_hop, card_live);
+                    sw_hop.skipped = Some(
+                        "the card refused the plug when read, before the switch was touched".into(),
+                    );
+                    return self.conclude(req, vec![sw_hop, card_hop], Some(e));
+                }
+            }
+        }
+
+        card_hop.early = card_hop.commands.len();
 
         // Hop 1: the switch port facing the card. Its session stays open until the card
         // is done, so that a restore goes out before the save.
-        let (sw_secrets, sw_settings) = match session_settings(switch, switch.save_config) {
+        let settings = self
+            .hops_started(&mut [&mut sw_hop])
+            .and_then(|()| session_settings(switch, switch.save_config));
+        let (sw_secrets, sw_settings) = match settings {
             Ok(s) => s,
             Err(e) => {
                 failed_hop(&mut sw_hop, &e);
+                self.close(&mut card_hop, card_live);
                 card_hop.skipped = Some("the uplink hop failed first".into());
                 return self.conclude(req, vec![sw_hop, card_hop], Some(e));
             }
@@ -253,6 +312,7 @@ impl Job<'_> {
         {
             Ok(l) => l,
             Err(e) => {
+                self.close(&mut card_hop, card_live);
                 card_hop.skipped = Some("the uplink hop failed first".into());
                 return self.conclude(req, vec![sw_hop, card_hop], Some(e));
             }
@@ -266,9 +326,10 @@ impl Job<'_> {
         let sw_done = match applied.result.map_err(Error::from).and_then(drift_fails) {
             Ok(done) => done,
             Err(e) => {
-                // The card is not touched; what reached the switch is in its progress.
+                // The card is not written; what reached the switch is in its progress.
                 failed_hop(&mut sw_hop, &e);
                 self.close(&mut sw_hop, sw);
+                self.close(&mut card_hop, card_live);
                 card_hop.skipped = Some("the uplink hop failed first".into());
                 return self.conclude(req, vec![sw_hop, card_hop], Some(e));
             }
@@ -278,8 +339,13 @@ impl Job<'_> {
         sw_hop.data = sw_done.data.clone();
         sw_hop.warnings.extend(sw_done.warnings.clone());
 
-        // Hop 2: the card.
-        let card_result = self.card_step(&mut card_hop, card, card_platform, card_prepared, vlan);
+        // Hop 2: the card, in the session hop 0 opened.
+        let card_result = self.card_step(&mut card_hop, &mut card_live, card, card_prepared, vlan);
+        self.close(&mut card_hop, card_live);
+        let card_result = match (card_result, card_hop.failed) {
+            (Ok(_), Some(kind)) => Err(Error::Decided(kind, card_hop.msg.clone())),
+            (r, _) => r,
+        };
         let failure = match card_result {
             Ok(stale) => {
                 if !stale.is_empty() && !req.check {
@@ -493,17 +559,15 @@ impl Job<'_> {
         self.conclude(req, vec![card_hop, sw_hop], failure)
     }
 
-    /// The card step of a plug: connect, apply, close.
+    /// The card step of a plug, in the card's open session (closed by the caller).
     fn card_step(
         &mut self,
         hop: &mut Hop,
+        live: &mut Live,
         card: &Device,
-        platform: &Platform,
         prepared: &dyn Prepared,
         vlan: Vlan,
     ) -> Result<Vec<Vlan>, Error> {
-        let (secrets, settings) = session_settings(card, card.save_config)?;
-        let mut live = self.connect(hop, card, platform, &secrets, &settings)?;
         let scope = self.scope.clone();
         let guard = |r: &[Removal]| policy::check_removals(card, scope.as_ref(), "plug_port", r);
         let applied = prepared.apply(&mut live.session, live.deadline, &guard);
@@ -535,7 +599,6 @@ impl Job<'_> {
                 }
             }
         }
-        self.close(hop, live);
         let done = done?;
         hop.changed = done.changed;
         hop.msg = hop_msg(&done, Op::PlugPort, card);
@@ -822,7 +885,16 @@ impl Job<'_> {
         }
         let mut progress = Progress::default();
         for h in &hops {
-            self.report.commands.extend(h.commands.iter().cloned());
+            let early = h.early.min(h.commands.len());
+            self.report
+                .commands
+                .extend(h.commands[..early].iter().cloned());
+        }
+        for h in &hops {
+            let early = h.early.min(h.commands.len());
+            self.report
+                .commands
+                .extend(h.commands[early..].iter().cloned());
             self.report.round_trips += h.round_trips;
             self.report.warnings.extend(h.warnings.iter().cloned());
             self.report.changed |= h.changed || h.progress.took_effect;
@@ -911,7 +983,16 @@ impl Job<'_> {
             }
         }
         if let Some(c) = card.filter(|c| c.skipped.is_some() && req.op == Op::PlugPort) {
-            msg.push_str(&format!("; the card {} was not touched", c.device));
+            msg.push_str(&format!(
+                "; the card {} was not changed (read only)",
+                c.device
+            ));
+        }
+        if let Some(u) = uplink.filter(|u| u.skipped.is_some() && req.op == Op::PlugPort) {
+            msg.push_str(&format!(
+                "; nothing was sent to the switch {} (the uplink {} is as it was)",
+                u.device, u.port
+            ));
         }
         self.report.note_progress(progress);
         Err(Error::Decided(kind, msg))

@@ -244,6 +244,16 @@ class MercuryNetwork(base.NetworkInterface):
         lag_members = (self._lag_member_ids(task) if network_type == TENANT
                        else set())
         batches = collections.OrderedDict()
+        if smartnic.is_dpu_of_parent(task):
+            LOG.warning('Node %(node)s is the DPU of its parent node '
+                        '%(parent)s: its ports are the card\'s uplink, which '
+                        'Mercury programs through the parent\'s requests; '
+                        'the %(net)s network is not put on them (set this '
+                        'node\'s network_interface to noop)',
+                        {'node': task.node.uuid,
+                         'parent': task.node.parent_node,
+                         'net': network_type})
+            return []
         for port in (task.ports if ports is None else ports):
             if smartnic.is_smartnic(port):
                 continue  # the card hop: _cards
@@ -355,6 +365,10 @@ class MercuryNetwork(base.NetworkInterface):
         return out
 
     def _plug(self, task, port, config, link, network_type):
+        self._send(self._plug_request(task, port, config, link,
+                                      network_type))
+
+    def _plug_request(self, task, port, config, link, network_type):
         base = self._base_request(task, 'plug_port', {}, 'configure',
                                   network_type)
         base.pop('local_link_connection', None)
@@ -364,8 +378,8 @@ class MercuryNetwork(base.NetworkInterface):
             # the step and the port.
             vif = '%s-%s' % (network_type, port.uuid)
         vlan = config.native_vlan if config.mode == 'access' else None
-        self._send(smartnic.plug_request(base, link, port, vif, vlan=vlan,
-                                         network=config.network))
+        return smartnic.plug_request(base, link, port, vif, vlan=vlan,
+                                     network=config.network)
 
     def _unplug(self, task, port, link, network_type):
         base = self._base_request(task, 'unplug_port', {}, 'unconfigure',
@@ -589,7 +603,7 @@ class MercuryNetwork(base.NetworkInterface):
                     'VIF %s on port %s names no VLAN or network' % (vif,
                                                                    port.uuid))
             if smartnic.is_smartnic(port):
-                self._validate_card(port)
+                self._validate_card(task, port)
             elif self._switch_link(port) is None:
                 LOG.warning('Port %(port)s of node %(node)s has no '
                             'local_link_connection Mercury can use '
@@ -607,9 +621,12 @@ class MercuryNetwork(base.NetworkInterface):
                         'Invalid LAG configuration for port group %s: %s'
                         % (pg.uuid, e.message))
 
-    def _validate_card(self, port):
+    def _validate_card(self, task, port):
         """A SmartNIC port needs hostname and port_id, and a card Mercury
-        knows (an ``ovs`` device whose name or alias is the hostname)."""
+        knows (an ``ovs`` device whose name or alias is the hostname). When
+        the hostname names a DPU child node of this node, the switch port
+        that child node's own port links to must be the card's ``uplink`` in
+        Mercury's configuration (the switch hop Mercury programs)."""
         link = smartnic.card_link(port)
         if link is None:
             raise exception.InvalidParameterValue(
@@ -617,13 +634,53 @@ class MercuryNetwork(base.NetworkInterface):
                 'local_link_connection' % port.uuid)
         result = self._send(smartnic.validity_request(link))
         data = result.get('data') or {}
+        card = smartnic.card_name(link)
         if not data.get('valid'):
             raise exception.InvalidParameterValue(
                 'SmartNIC port %(port)s: card %(card)s is not usable through '
-                'Mercury: %(why)s' % {'port': port.uuid,
-                                      'card': smartnic.card_name(link),
+                'Mercury: %(why)s' % {'port': port.uuid, 'card': card,
                                       'why': data.get('reason')
                                       or result.get('msg')})
+        child = smartnic.dpu_child(task, link['hostname'])
+        if child is None:
+            return
+        cabled = smartnic.cabled_links(task, child)
+        uplink = data.get('uplink')
+        if not cabled:
+            LOG.warning('DPU child node %(child)s of node %(node)s has no '
+                        'port with a switch link; the switch hop is '
+                        'Mercury\'s configured uplink of %(card)s: %(up)s',
+                        {'child': child.uuid, 'node': task.node.uuid,
+                         'card': card, 'up': uplink or 'none (card only)'})
+            return
+        where = ', '.join('%s %s' % (c.get('switch_info')
+                                     or c.get('switch_id'), c['port_id'])
+                          for c in cabled)
+        if not uplink:
+            raise exception.InvalidParameterValue(
+                'SmartNIC port %(port)s: card %(card)s is DPU child node '
+                '%(child)s of this node, cabled to %(where)s, but Mercury\'s '
+                'configuration names no uplink for %(dev)s, so the switch '
+                'port facing the card would never carry the network: add '
+                'uplink = { device = "...", port = "..." } to '
+                '[devices.%(dev)s] in mercury.toml'
+                % {'port': port.uuid, 'card': card, 'child': child.uuid,
+                   'where': where, 'dev': result.get('device') or card})
+        for c in cabled:
+            answer = self._send(smartnic.validity_request_switch(c))
+            d = answer.get('data') or {}
+            if (d.get('valid') and d.get('device') == uplink.get('device')
+                    and uplink.get('port') in (d.get('ports') or [])):
+                return
+        raise exception.InvalidParameterValue(
+            'SmartNIC port %(port)s: DPU child node %(child)s says card '
+            '%(card)s is cabled to %(where)s, but Mercury\'s configuration '
+            'says its uplink is %(updev)s %(upport)s: correct the child '
+            'node\'s port local_link_connection or the uplink in '
+            'mercury.toml' % {'port': port.uuid, 'child': child.uuid,
+                              'card': card, 'where': where,
+                              'updev': uplink.get('device'),
+                              'upport': uplink.get('port')})
 
     def validate_rescue(self, task):
         self._network_config(task, ironic_network.RESCUING_NETWORK)
@@ -700,7 +757,9 @@ class MercuryNetwork(base.NetworkInterface):
 
     def vif_attach(self, task, vif_info):
         """Records a VIF naming a VLAN or a network on one free port group
-        or port of the node; on an active node it is applied at once."""
+        or port of the node; on an active node it is applied at once, on
+        another a VIF naming a network is checked by Mercury first (check
+        mode: the name, the VLAN's policy; nothing sent)."""
         vif_id = vif_info['id']
         if Net.of_vif(vif_id) is None:
             raise exception.InvalidParameterValue(
@@ -716,6 +775,14 @@ class MercuryNetwork(base.NetworkInterface):
         info = dict(target.internal_info or {})
         info[VIF_KEY] = vif_id
         target.internal_info = info
+        if (vif_network(vif_id)
+                and task.node.provision_state != states.ACTIVE):
+            try:
+                self._check_vif(task, target)
+            except exception.InvalidParameterValue:
+                info.pop(VIF_KEY, None)
+                target.internal_info = info
+                raise
         target.save()
         if task.node.provision_state == states.ACTIVE:
             try:
@@ -725,6 +792,34 @@ class MercuryNetwork(base.NetworkInterface):
                 target.internal_info = info
                 target.save()
                 raise
+
+    def _check_vif(self, task, target):
+        """A VIF naming a network, attached to a node that is not active:
+        asks Mercury in check mode (the device is read, nothing is sent)
+        what the tenant step would do with it, so that a name Mercury's
+        ``[networks]`` does not have, or a VLAN its policy refuses, fails
+        the attach instead of the deploy. A device that cannot be read now
+        is only a warning: the step checks again when it applies."""
+        if self._is_portgroup(task, target):
+            requests = [self._lag_request(task, pg, lag, members, link)
+                        for pg, lag, members, link
+                        in self._lag_groups(task, [target])]
+        else:
+            requests = [self._update_request(task, batch, TENANT)
+                        for batch in self._batches(task, TENANT, [target])]
+            requests += [self._plug_request(task, port, config, link, TENANT)
+                         for port, config, link
+                         in self._cards(task, TENANT, [target])]
+        for req in requests:
+            req['check'] = True
+            try:
+                self._send(req)
+            except exception.NetworkError as e:
+                LOG.warning('VIF %(vif)s: Mercury could not check it now '
+                            '(it is checked again when the tenant network '
+                            'is applied): %(err)s',
+                            {'vif': target.internal_info.get(VIF_KEY),
+                             'err': e})
 
     def _is_portgroup(self, task, obj):
         return any(obj.uuid == pg.uuid for pg in task.portgroups)
@@ -818,23 +913,27 @@ class MercuryNetwork(base.NetworkInterface):
         if smartnic.is_smartnic(port):
             link = smartnic.card_link(port)
             hop = 'card'
+            # The representor carries the MAC (external_ids:attached-mac).
+            mac = port.address
         else:
             link = self._switch_link(port)
             hop = 'switch'
+            mac = None
         if link is None:
             return None
-        return (hop, tuple(sorted(link.items())), config)
+        return (hop, tuple(sorted(link.items())), config, mac)
 
     def port_changed(self, task, port_obj):
         """Acts only when what the port is on changes, as
         ``ironic-networking`` does: a new link resets (or unplugs) the old
         switch port and configures the new one; a new switchport or VIF
         re-declares the port; a link or network removed returns the old
-        switch port to idle. A change to anything else (a label in
-        ``extra``, the MAC) sends nothing."""
+        switch port to idle. A new MAC on a SmartNIC port re-plugs its
+        representor in place (``attached-mac``). A change to anything else (a
+        label in ``extra``, a switch port's MAC) sends nothing."""
         changed = port_obj.obj_what_changed()
         if not ({'extra', 'local_link_connection', 'is_smartnic',
-                 'internal_info', 'portgroup_id'} & changed):
+                 'internal_info', 'portgroup_id', 'address'} & changed):
             return
         network_type = ironic_network.get_network_type_for_state(
             task.node.provision_state)

@@ -76,6 +76,9 @@ class Lab(object):
         #: The ovsdb-server socket of a SmartNIC card (``dpu-1``), when a
         #: test uses one (the ``ovs`` fixture).
         self.ovs_db = None
+        #: More lines for the card's table (``uplink = {...}``,
+        #: ``ovs_vsctl = [...]``).
+        self.card_extra = []
         self.write_config()
 
     def write_config(self, extra='', lock_timeout=20, defaults=(),
@@ -107,7 +110,7 @@ class Lab(object):
             # the card's OVSDB (transport local), as on the card itself.
             lines += ['[devices.dpu-1]', 'platform = "ovs"',
                       'transport = "local"', 'aliases = ["dpu-1.dc1"]',
-                      'ovs_db = "%s"' % self.ovs_db, '']
+                      'ovs_db = "%s"' % self.ovs_db] + self.card_extra + ['']
             devices.append('dpu-1')
         lines += ['[callers.%s]' % CALLER,
                   'devices = %s' % json.dumps(devices),
@@ -125,6 +128,7 @@ class Lab(object):
         """Fresh switches (default inventory plus the lab VLANs), empty audit."""
         self.sim_faults = {}
         self.ovs_db = None
+        self.card_extra = []
         self.write_config()
         for name in SWITCHES:
             self.state_file(name).unlink(missing_ok=True)

@@ -491,18 +491,56 @@ class MoreVifTestCase(MercuryTestCase):
         self.lab.write_config(extra='\n[networks.tenant-a]\nvlan = 120\n')
         self.port(1)
         self.port(2, pxe_enabled=False)
+        before = self.lab.state('leaf-1')['running']
         with self.acquire() as task:
             net = task.driver.network
             net.vif_attach(task, {'id': 'tenant-a'})
-            net.vif_attach(task, {'id': 'tenant-z'})
+            # A name Mercury does not know fails the attach, not the deploy,
+            # and is not recorded.
             e = self.assertRaises(exception.InvalidParameterValue,
-                                  net.configure_tenant_networks, task)
+                                  net.vif_attach, task, {'id': 'tenant-z'})
             self.assertIn('unknown network "tenant-z"', str(e))
-            net.vif_detach(task, 'tenant-z')
+            self.assertEqual([{'id': 'tenant-a'}], net.vif_list(task))
+            # The checks (tenant-a's too) read the switch and changed
+            # nothing.
+            self.assertEqual(before, self.lab.state('leaf-1')['running'])
             net.configure_tenant_networks(task)
         self.assertEqual(120, self.access_vlan(1))
         rec = self.lab.requests()[-1]
         self.assertEqual('tenant', rec['why']['lifecycle'])
+
+    def test_vif_naming_a_network_on_a_port_group_is_checked_at_attach(self):
+        self.lab.write_config(extra='\n[networks.tenant-a]\nvlan = 120\n')
+        pg = obj_utils.create_test_portgroup(
+            self.context, node_id=self.node.id, name='Port-channel12',
+            address='52:54:00:00:01:00', mode='802.3ad')
+        for n in (5, 6):
+            self.port(n, portgroup_id=pg.id, pxe_enabled=(n == 5))
+        before = self.lab.state('leaf-1')['running']
+        with self.acquire() as task:
+            net = task.driver.network
+            e = self.assertRaises(exception.InvalidParameterValue,
+                                  net.vif_attach, task, {'id': 'tenant-z'})
+            self.assertIn('unknown network "tenant-z"', str(e))
+            net.vif_attach(task, {'id': 'tenant-a'})
+            self.assertEqual(before, self.lab.state('leaf-1')['running'])
+            net.configure_tenant_networks(task)
+            lag = self.lab.state('leaf-1')['running']['lags'][
+                'Port-channel12']
+            self.assertEqual(120, lag['access_vlan'])
+
+    def test_vif_naming_a_network_the_policy_refuses_fails_the_attach(self):
+        # VLAN 199 is the device's to use, not this conductor's (100-150).
+        self.lab.write_config(extra='\n[networks.tenant-far]\nvlan = 199\n')
+        self.port(1)
+        before = self.lab.state('leaf-1')['running']
+        with self.acquire() as task:
+            net = task.driver.network
+            e = self.assertRaises(exception.InvalidParameterValue,
+                                  net.vif_attach, task, {'id': 'tenant-far'})
+            self.assertIn('callers.conductor-a.allowed_vlans', str(e))
+            self.assertEqual([], net.vif_list(task))
+        self.assertEqual(before, self.lab.state('leaf-1')['running'])
 
     def test_get_current_vif_reports_the_step_network(self):
         port = self.port(1)

@@ -194,7 +194,14 @@ pub fn prepare(
                 }
             } else {
                 platform.require("unplug")?;
-                Intent::Unplug
+                let node = req
+                    .meta
+                    .node_uuid
+                    .as_deref()
+                    .map(|u| crate::request::validate::uuid("node_uuid", u))
+                    .transpose()
+                    .map_err(|e| Unsupported(e.0))?;
+                Intent::Unplug { node }
             };
             out.targets.push(Target {
                 port,
@@ -300,6 +307,15 @@ impl driver::Prepared for Prepared {
             .map_err(Failure::from)
             .map(|snap| snap.map(|s| plugged_by_mercury(&s)).unwrap_or_default());
         Some((transcript, read))
+    }
+
+    fn preflight(&self, session: &mut Session, deadline: Instant, guard: Guard) -> Option<Applied> {
+        // Check mode of the same request: one read, every port planned (and refused) as the
+        // real run will be, nothing written.
+        let mut checked = self.clone();
+        checked.check = true;
+        checked.verify = false;
+        Some(checked.apply(session, deadline, guard))
     }
 
     fn apply(&self, session: &mut Session, deadline: Instant, guard: Guard) -> Applied {

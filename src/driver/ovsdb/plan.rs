@@ -34,7 +34,9 @@ pub(super) enum Intent {
         /// `external_ids` key → value, `None` to remove the key.
         ids: BTreeMap<&'static str, Option<String>>,
     },
-    Unplug,
+    /// Takes the representor off its bridge; with a node, only a representor plugged for
+    /// that node (or for none).
+    Unplug { node: Option<String> },
     Vlans {
         change: VlanChange,
         mtu: Option<u32>,
@@ -45,7 +47,7 @@ pub(super) enum Intent {
 pub(super) struct Target {
     pub(super) port: String,
     pub(super) bridge: String,
-    /// The idle VLAN (or [`DEAD_VLAN`]) a port falls back to.
+    /// The idle VLAN (or [`DEAD_VLAN`](crate::verify::parse::ovsdb::DEAD_VLAN)) a port falls back to.
     pub(super) idle: u16,
     pub(super) intent: Intent,
 }
@@ -288,6 +290,18 @@ impl Target {
                         return Err(Refusal(format!("bridge {bridge} does not exist")));
                     }
                 }
+                // A representor belongs to one node: plugging it for another would take a
+                // running server's network away (two Ironic nodes naming the same port_id).
+                let owner = before
+                    .as_ref()
+                    .and_then(|b| b.external_ids.get("node-uuid"));
+                if let (Some(owner), Some(Some(wanted))) = (owner, ids.get("node-uuid")) {
+                    if owner != wanted {
+                        return Err(Refusal(format!(
+                            "{port} is plugged for node {owner}, not {wanted}: a representor belongs to one node; unplug it for {owner} first"
+                        )));
+                    }
+                }
                 let mut after = before.clone().unwrap_or_else(|| OvsdbPort {
                     bridge: Some(bridge.clone()),
                     ..OvsdbPort::default()
@@ -324,7 +338,19 @@ impl Target {
                 }
                 plan.after = Some(after);
             }
-            Intent::Unplug => match &before {
+            Intent::Unplug { node } => match &before {
+                Some(b)
+                    if snap.is_some()
+                        && node.is_some()
+                        && b.external_ids.contains_key("node-uuid")
+                        && b.external_ids.get("node-uuid") != node.as_ref() =>
+                {
+                    return Err(Refusal(format!(
+                        "{port} is plugged for node {}, not {}: a representor belongs to one node; only a request for that node unplugs it",
+                        b.external_ids.get("node-uuid").map(String::as_str).unwrap_or_default(),
+                        node.as_deref().unwrap_or_default()
+                    )));
+                }
                 None => {
                     plan.note = Some(format!(
                         "{port} is not plugged (absent from OVSDB): nothing to unplug"
@@ -396,7 +422,7 @@ impl Target {
         };
         match &self.intent {
             Intent::Plug { .. } => None,
-            Intent::Unplug => plugged(Vlans::default()),
+            Intent::Unplug { .. } => plugged(Vlans::default()),
             Intent::Vlans {
                 change: VlanChange::Remove(v),
                 ..
