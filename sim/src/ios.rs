@@ -1686,7 +1686,8 @@ fn render_if_os9(name: &str, l2: &crate::model::L2<'_>) -> String {
 
 /// OS9 `show vlan`, laid out as the real table (ntc-templates' dell_force10 captures): the
 /// code legend, `NUM Status Description Q Ports` columns, `*` on the default VLAN, one row
-/// per membership code and port type (`U Te 0/40-41,44`), further rows without the id.
+/// per membership code and port type (`U Te 0/40-41,44`), further rows without the id;
+/// switchports in no other VLAN listed under the default VLAN.
 fn show_vlan_os9(cfg: &Config, out: &mut Out) {
     out.line("");
     out.line("Codes: * - Default VLAN, G - GVRP VLANs, R - Remote Port Mirroring VLANs, P - Primary, C - Community, I - Isolated");
@@ -1729,9 +1730,14 @@ fn show_vlan_os9(cfg: &Config, out: &mut Out) {
             (t.clone(), key)
         });
         for (t, num, n) in sorted {
+            let in_lag = cfg.ports.get(&n).is_some_and(|p| p.lag.is_some());
             let Some(l2) = c.l2(&n) else { continue };
             let (u, tagged) = l2.membership();
-            let code = if u == Some(id) {
+            // A switchport in no VLAN is an untagged member of the default VLAN (real OS9
+            // tables list every such port under `*   1`, `fx:dell_force10/show_vlan_1.raw`);
+            // a port-channel member is listed as its port-channel.
+            let idle = id == 1 && l2.mode.is_some() && u.is_none() && tagged.is_empty() && !in_lag;
+            let code = if u == Some(id) || idle {
                 'U'
             } else if tagged.contains(&id) {
                 'T'

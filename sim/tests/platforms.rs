@@ -296,6 +296,46 @@ fn dell_force10_tagged_untagged() {
     );
 }
 
+/// OS9 lists every switchport that is in no other VLAN under the default VLAN (as the real
+/// table does, `fx:dell_force10/show_vlan_1.raw`).
+#[test]
+fn dell_force10_default_vlan_lists_the_other_switchports() {
+    let t = Tmp::new("os9d");
+    let s = t.path("s.json");
+    let r = session(
+        "dell_force10",
+        &s,
+        &[
+            "configure",
+            "interface TenGigabitEthernet 1/7",
+            "switchport",
+            "exit",
+            "interface TenGigabitEthernet 1/8",
+            "switchport",
+            "exit",
+            "interface vlan 120",
+            "untagged TenGigabitEthernet 1/5",
+            "exit",
+            "end",
+            "show vlan",
+        ],
+    );
+    let row = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("*   1 "))
+        .unwrap_or_default()
+        .to_string();
+    assert!(row.ends_with("U Te 1/7-8"), "{}", r.stdout);
+    let row = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("    120 "))
+        .unwrap_or_default()
+        .to_string();
+    assert!(row.ends_with("U Te 1/5"), "{}", r.stdout);
+}
+
 #[test]
 fn dell_powerconnect_general_and_confirmed_save() {
     let t = Tmp::new("pc");
