@@ -333,6 +333,35 @@ mod tests {
         parse(p, spec, port, &[text.to_string()]).unwrap()
     }
 
+    /// PowerConnect with `plug_mode = general` makes its access ports in general mode: one
+    /// with only its untagged PVID reads as an access port, one with tagged VLANs as a
+    /// trunk; without the option a general-mode port is a trunk.
+    #[test]
+    fn general_mode_access_ports_where_access_is_made_in_general_mode() {
+        let cat = crate::catalog::Catalog::builtin().unwrap();
+        let plain = cat.get("dell_powerconnect").unwrap();
+        let opts = BTreeMap::from([("plug_mode".to_string(), "general".to_string())]);
+        let general = plain.with_options(&opts).unwrap();
+        let spec = plain.verify.spec("dell_powerconnect").unwrap();
+        let pvid_only = "interface Gi1/0/5\n switchport mode general\n switchport general pvid 120\n switchport general allowed vlan add 120 untagged\n".to_string();
+        let s = parse(&general, spec, "Gi1/0/5", &[pvid_only.clone()]).unwrap();
+        assert_eq!(
+            (s.mode.as_deref(), s.access_vlan, s.native_vlan),
+            (Some("access"), Some(120), None)
+        );
+        let s = parse(plain, spec, "Gi1/0/5", &[pvid_only]).unwrap();
+        assert_eq!(
+            (s.mode.as_deref(), s.native_vlan),
+            (Some("trunk"), Some(120))
+        );
+        let tagged = "interface Gi1/0/5\n switchport mode general\n switchport general pvid 110\n switchport general allowed vlan add 120 tagged\n".to_string();
+        let s = parse(&general, spec, "Gi1/0/5", &[tagged]).unwrap();
+        assert_eq!(
+            (s.mode.as_deref(), s.native_vlan),
+            (Some("trunk"), Some(110))
+        );
+    }
+
     /// NX-OS and EOS do not print the default `switchport mode access`; OS10's access VLAN
     /// on a trunk is its native VLAN; an IOS trunk without an allowed line carries all.
     #[test]
