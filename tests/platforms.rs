@@ -391,6 +391,7 @@ fn missing_vlan_without_manage_vlans_is_refused_before_anything_is_sent() {
             "dell_os10" => "ethernet1/1/5",
             "huawei" => "GigabitEthernet0/0/5",
             "huawei_vrpv8" => "GE1/0/5",
+            "hpe_comware" => "GigabitEthernet1/0/5",
             "juniper" => "ge-0/0/5",
             other => panic!("{other}: add its port name to this test"),
         };

@@ -394,3 +394,51 @@ fn powerconnect_n_series_unindented_bodies() {
     assert!(s.allowed_vlans.is_empty(), "{s:?}");
     assert!(try_read("dell_powerconnect", "Te1/0/12", &files).is_err());
 }
+
+// ---- Nokia SR Linux: `info flat` -------------------------------------------------------
+
+#[test]
+fn srl_routed_port_in_the_default_instance_carries_no_vlan() {
+    // learn-srlinux's leaf1: `ethernet-1/49 subinterface 0` with an IPv4 address, held by
+    // `network-instance default` (no `type` line: the YANG default). Before, the reader took
+    // every holding instance for a mac-vrf and refused this output ("its name ends in no
+    // VLAN number").
+    let f = &["docs_info_flat_leaf1.txt"];
+    let s = read("nokia_srl", "ethernet-1/49", f);
+    assert_eq!(s.mode, None);
+    assert_eq!((s.access_vlan, s.native_vlan), (None, None));
+    assert!(s.allowed_vlans.is_empty());
+}
+
+#[test]
+fn srl_routed_subinterface_in_an_ip_vrf_is_not_vlan_one() {
+    // learn-srlinux's L3 EVPN tutorial: `ethernet-1/1 subinterface 1` routed, held by
+    // `network-instance tenant-1 type ip-vrf`. The old reader read the trailing `1` of
+    // `tenant-1` as an access VLAN.
+    let f = &[
+        "docs_l3evpn_routed_subinterface.txt",
+        "docs_l3evpn_ip_vrf.txt",
+    ];
+    let s = read("nokia_srl", "ethernet-1/1", f);
+    assert_eq!((s.mode, s.access_vlan), (None, None));
+    assert!(s.allowed_vlans.is_empty());
+}
+
+// ---- HPE Comware: `display vlan brief` (the VLAN table read before a port uses a VLAN) --
+
+#[test]
+fn comware_vlan_brief_ids_under_a_preamble_and_continued_member_rows() {
+    // ntc-templates' capture: four preamble lines (`Default VLAN ID: 1` among them), the
+    // `VLAN ID   Name   Port` header, VLAN 1's members continued on ten rows that start
+    // with a port name, VLANs without members, no trailing newline.
+    let catalog = Catalog::builtin().unwrap();
+    let p = catalog.get("hpe_comware").unwrap();
+    let Verify::Show(spec) = &p.verify else {
+        panic!("hpe_comware has no reader");
+    };
+    assert_eq!(spec.vlan_table.as_deref(), Some("display vlan brief"));
+    let ids =
+        mercury::verify::parse::vlan_ids(spec, &fixture("hpe_comware", "display_vlan_brief.raw"))
+            .unwrap();
+    assert_eq!(ids, vlans(&[1, 10, 20, 30, 200, 500]));
+}

@@ -828,3 +828,70 @@ fn ovs_transaction_that_commits_something_else_fails_with_exit_1() {
         "{v}"
     );
 }
+
+/// A Comware access port configured the device's way — ` port access vlan 10` with no
+/// `port link-type` line, access being the default link type (HPE pyhpecw7
+/// `Switchport.get_default`) — reads as access VLAN 10: verify-port agrees and a repeated
+/// attach sends nothing. Before, the reader saw no mode and Mercury "changed" the port.
+#[test]
+fn comware_access_port_without_a_link_type_line_reads_as_access() {
+    use std::io::Write;
+    let port = "GigabitEthernet1/0/5";
+    let lab = Lab::new(&[SimDevice::new("leaf", "hpe_comware")]);
+    let mut sim = std::process::Command::new(common::sim_bin())
+        .args([
+            "--platform",
+            "hpe_comware",
+            "--hostname",
+            "leaf",
+            "--vlans",
+            "10",
+        ])
+        .arg("--state")
+        .arg(lab.path("leaf.json"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    sim.stdin
+        .take()
+        .unwrap()
+        .write_all(
+            format!("system-view\ninterface {port}\nport access vlan 10\nreturn\nquit\n")
+                .as_bytes(),
+        )
+        .unwrap();
+    let out = sim.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v = lab
+        .mercury([
+            "verify-port",
+            "--device",
+            "leaf",
+            "--port",
+            port,
+            "--mode",
+            "access",
+            "--native-vlan",
+            "10",
+        ])
+        .run()
+        .expect(0);
+    assert_eq!(v["data"]["ports"][0]["state"]["mode"], "access", "{v}");
+    let v = lab.attach("leaf", port, "10").run().expect(0);
+    assert_eq!(v["changed"], false, "{v}");
+    let sent: Vec<&str> = v["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["input"].as_str())
+        .collect();
+    assert!(
+        !sent.contains(&"system-view"),
+        "nothing to configure: {sent:?}"
+    );
+}

@@ -192,13 +192,40 @@ fn derive(cfg: &mut Config, inventory: &[String]) {
 /// (SR Linux data model, as the learn-srlinux L2 EVPN tutorial configures it): a mac-vrf's
 /// `vxlan-interface tunnel.N` must exist as a bridged `tunnel-interface` vxlan-interface
 /// with an ingress VNI, and the mac-vrf's `bgp-evpn` must name one of the mac-vrf's own
-/// vxlan-interfaces and carry an `evi`. The wording of the errors is this simulator's.
+/// vxlan-interfaces and carry an `evi`. A bridged sub-interface must be held by a
+/// network-instance of type `mac-vrf`: `set / network-instance X interface P.N` creates X
+/// if it does not exist, of type `default` (the YANG default of
+/// `srl_nokia-network-instance.yang`), and SR Linux enforces that bridged sub-interfaces
+/// go into a mac-vrf (nokia/srlinux-yang-models issue #4) — so attaching a port to a
+/// VLAN whose mac-vrf was never created is refused at commit. The wording of the errors is
+/// this simulator's.
 fn validate(cfg: &Config) -> Result<(), String> {
     let st = flat(cfg);
     let has = |want: &[&str]| {
         st.iter()
             .any(|p| p.len() >= want.len() && want.iter().zip(p).all(|(a, b)| *a == b))
     };
+    let ni_type = |ni: &str| -> String {
+        st.iter()
+            .find(|p| p.len() == 4 && p[0] == "network-instance" && p[1] == ni && p[2] == "type")
+            .map(|p| p[3].rsplit(':').next().unwrap_or_default().to_string())
+            .unwrap_or_else(|| "default".to_string())
+    };
+    for p in &st {
+        if let [ni, name, intf, sub] = p.as_slice() {
+            if ni != "network-instance" || intf != "interface" {
+                continue;
+            }
+            let Some((port, idx)) = sub.split_once('.') else {
+                continue;
+            };
+            let bridged = has(&["interface", port, "subinterface", idx, "type", "bridged"]);
+            let t = ni_type(name);
+            if bridged && t != "mac-vrf" {
+                return Err(format!("network-instance {name}: interface {sub}: a bridged subinterface can only be added to a network-instance of type mac-vrf, and {name} is of type {t}"));
+            }
+        }
+    }
     for p in &st {
         if let [ni, name, vx, tunnel] = p.as_slice() {
             if ni == "network-instance" && vx == "vxlan-interface" {

@@ -545,6 +545,42 @@ impl Vrp {
                     out.line("return");
                 }
             }
+            "display-vlan"
+                if self.p == HpeComware && line.split_whitespace().nth(2) == Some("brief") =>
+            {
+                // Comware's brief table (ntc-templates
+                // `hp_comware_display_vlan_brief.raw`): a preamble, `VLAN ID   Name   Port`,
+                // abbreviated member names three to a row, continuation rows indented to
+                // the Port column.
+                let cfg = &st.running;
+                out.line("Brief information about all VLANs:");
+                out.line("Supported Minimum VLAN ID: 1");
+                out.line("Supported Maximum VLAN ID: 4094");
+                out.line("Default VLAN ID: 1");
+                out.line(format!("{:<10}{:<33}Port", "VLAN ID", "Name"));
+                for id in cfg.vlan_ids() {
+                    let name = match cfg.vlans.get(&id.to_string()) {
+                        Some(v) if !v.name.is_empty() => v.name.clone(),
+                        _ => format!("VLAN {id:04}"),
+                    };
+                    let ports: Vec<String> = cfg
+                        .ports
+                        .iter()
+                        .filter(|(_, p)| {
+                            p.access_vlan == Some(id)
+                                || p.allowed_vlans.contains(&id)
+                                || p.native_vlan == Some(id)
+                        })
+                        .map(|(n, _)| comware_short(n))
+                        .collect();
+                    let mut rows = ports.chunks(3).map(|c| c.join("  "));
+                    let first = rows.next().unwrap_or_default();
+                    out.line(format!("{:<10}{:<33}{first}", id, name).trim_end());
+                    for r in rows {
+                        out.line(format!("{:<43}{r}", ""));
+                    }
+                }
+            }
             "display-vlan" => {
                 out.line("VID  Type    Ports");
                 out.line("--------------------------------------------------------------------------------");
@@ -742,7 +778,10 @@ fn config_act(
     let comware = p == HpeComware;
     let vlans_exist = |cfg: &Config, ids: &[u16]| ids.iter().find(|v| !cfg.has_vlan(**v)).copied();
     let needs = |want: &str, cur: Option<&str>| -> Result<(), String> {
-        if cur == Some(want) {
+        // A Comware port with no link type configured is an access port (its default,
+        // HPE pyhpecw7 `Switchport.get_default`): `port access vlan N` needs no
+        // `port link-type access` first, and none is printed after.
+        if cur == Some(want) || (comware && want == "access" && cur.is_none()) {
             Ok(())
         } else if comware {
             Err(format!(
@@ -916,4 +955,21 @@ impl Cli for Vrp {
     fn exec_context(&mut self) {
         self.paging = false;
     }
+}
+
+/// Comware's short interface names in tables (`GE1/0/1`, `XGE1/0/49`, `FGE1/0/1`,
+/// `BAGG7`), as `display vlan brief` prints them.
+fn comware_short(name: &str) -> String {
+    for (long, short) in [
+        ("Ten-GigabitEthernet", "XGE"),
+        ("FortyGigE", "FGE"),
+        ("HundredGigE", "HGE"),
+        ("GigabitEthernet", "GE"),
+        ("Bridge-Aggregation", "BAGG"),
+    ] {
+        if let Some(rest) = name.strip_prefix(long) {
+            return format!("{short}{rest}");
+        }
+    }
+    name.to_string()
 }

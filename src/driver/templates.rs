@@ -1291,7 +1291,9 @@ fn needed_vlans(req: &Request, device: &Device) -> VlanSet {
 impl TemplatePlan<'_> {
     /// Declares each port as it was read before a change that failed part-way (mode, access
     /// or native VLAN, tagged list, description, MTU), applies that, and reads the ports
-    /// again: `true` when every port reads back as before.
+    /// again: `true` when every port reads back as before. The ports are read first: when
+    /// the lines that took effect changed nothing (a Netvisor `vlan-port-remove` on a port
+    /// in no VLAN, before the device refused the VLAN it was to join), nothing is sent.
     fn restore(
         &self,
         session: &mut Session,
@@ -1300,6 +1302,11 @@ impl TemplatePlan<'_> {
         deadline: Instant,
         transcript: &mut Transcript,
     ) -> bool {
+        if let Ok(Some(now)) = read_states(session, self.platform, checks, deadline, transcript) {
+            if now.len() == before.len() && now.iter().zip(before).all(|(a, b)| same_l2(a, b)) {
+                return true;
+            }
+        }
         let mut ports = Vec::new();
         let mut unconfigured = Vec::new();
         for (c, s) in checks.iter().zip(before) {

@@ -2,7 +2,8 @@
 //! statements) and `show configuration vlans | display set` (so `vlan members NAME` can be
 //! resolved to an id).
 //!
-//! - mode: `unit 0 family ethernet-switching interface-mode|port-mode access|trunk`;
+//! - mode: `unit 0 family ethernet-switching interface-mode|port-mode access|trunk`; none
+//!   printed is the default, access (`mode_default`), with its one member the access VLAN;
 //! - VLANs: `... vlan members N|N-M|NAME|all` (an access port's one member is its access
 //!   VLAN), `native-vlan-id N`;
 //! - `disable`, `description`, `mtu`, `ether-options 802.3ad aeN`.
@@ -83,6 +84,9 @@ pub(crate) fn parse(port: &str, outputs: &[String]) -> Result<Raw, String> {
     }
     match r.mode.as_deref() {
         Some("access") => r.access = members.iter().next().copied(),
+        // No mode printed: the default, access (the catalog's `mode_default`), whose one
+        // member is the access VLAN (an access port with more cannot be committed).
+        None if members.len() == 1 => r.access = members.iter().next().copied(),
         _ if any_member => r.allowed = Some(members),
         _ => {}
     }
@@ -125,5 +129,16 @@ mod tests {
             ]
         )
         .is_err());
+    }
+
+    /// `display set` does not print the default mode: a port with one VLAN member and no
+    /// `interface-mode` is an access port in that VLAN (ELS factory default: access).
+    #[test]
+    fn members_without_a_mode_are_the_access_vlan() {
+        let port =
+            "set interfaces ge-0/0/5 unit 0 family ethernet-switching vlan members tenant-110\n";
+        let vlans = "set vlans tenant-110 vlan-id 110\n";
+        let r = parse("ge-0/0/5", &[port.to_string(), vlans.to_string()]).unwrap();
+        assert_eq!((r.mode, r.access, r.allowed), (None, Some(110), None));
     }
 }

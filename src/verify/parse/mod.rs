@@ -78,7 +78,8 @@ pub fn vlan_table(spec: &VerifySpec, output: &str) -> Result<BTreeMap<String, u1
 /// The VLAN ids the device has, from the output of the platform's `verify.vlan_table` line:
 /// `set vlans NAME vlan-id N` statements (Junos), else a table whose rows start with the
 /// VLAN id under a `VLAN` / `VID` / `NUM` header (IOS and NX-OS `show vlan brief`; EOS,
-/// AOS-CX, OS9, OS10 and Onyx `show vlan`; VRP `display vlan`), where OS9 and OS10 mark the
+/// AOS-CX, OS9, OS10 and Onyx `show vlan`; VRP `display vlan`; Comware `display vlan brief`,
+/// whose further member rows start with a port name), where OS9 and OS10 mark the
 /// default VLAN with a leading `*`. Output without such a header is not a VLAN table.
 pub fn vlan_ids(spec: &VerifySpec, output: &str) -> Result<BTreeSet<u16>, String> {
     if spec.parser == "junos_set" {
@@ -414,5 +415,40 @@ mod tests {
             "interface GigabitEthernet0/0/5\n eth-trunk 7\n#\n",
         );
         assert_eq!(s.lag.as_deref(), Some("Eth-Trunk7"));
+    }
+
+    /// Defaults the device does not print: a Comware port's link type (access, HPE's
+    /// pyhpecw7 `Switchport.get_default`) and a Junos port's interface mode (access, the
+    /// ELS factory default) are absent from their configuration output; a VLAN setting
+    /// without them is an access port in that VLAN.
+    #[test]
+    fn access_is_the_unprinted_default_on_comware_and_junos() {
+        let s = read(
+            "hpe_comware",
+            "GigabitEthernet1/0/5",
+            "interface GigabitEthernet1/0/5\n port access vlan 10\n#\n",
+        );
+        assert_eq!(
+            (s.mode.as_deref(), s.access_vlan),
+            (Some("access"), Some(10))
+        );
+        let s = read(
+            "juniper",
+            "ge-0/0/5",
+            "set interfaces ge-0/0/5 unit 0 family ethernet-switching vlan members 110\n",
+        );
+        assert_eq!(
+            (s.mode.as_deref(), s.access_vlan),
+            (Some("access"), Some(110))
+        );
+        assert!(s.allowed_vlans.is_empty());
+        // A trunk's mode is printed, and stays a trunk.
+        let s = read(
+            "juniper",
+            "ge-0/0/5",
+            "set interfaces ge-0/0/5 unit 0 family ethernet-switching interface-mode trunk\nset interfaces ge-0/0/5 unit 0 family ethernet-switching vlan members 110\n",
+        );
+        assert_eq!(s.mode.as_deref(), Some("trunk"));
+        assert_eq!(s.allowed_vlans, [110].into_iter().collect());
     }
 }
