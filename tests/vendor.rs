@@ -376,7 +376,9 @@ fn srl_networks_are_evpn_services_unless_the_device_says_standalone() {
             ..SimDevice::new("solo", "nokia_srl")
         },
     ]);
-    networks(&lab, "leaf", &["120"]);
+    // The idle VLAN (10) too: the detach below puts the port back in it, and SR Linux
+    // refuses a bridged sub-interface in a mac-vrf that was never created.
+    networks(&lab, "leaf", &["10", "120"]);
     let st = srl_statements(&lab, "leaf");
     for want in [
         "tunnel-interface vxlan1 vxlan-interface 120 type bridged",
