@@ -345,7 +345,7 @@ mod tests {
         let general = plain.with_options(&opts).unwrap();
         let spec = plain.verify.spec("dell_powerconnect").unwrap();
         let pvid_only = "interface Gi1/0/5\n switchport mode general\n switchport general pvid 120\n switchport general allowed vlan add 120 untagged\n".to_string();
-        let s = parse(&general, spec, "Gi1/0/5", &[pvid_only.clone()]).unwrap();
+        let s = parse(&general, spec, "Gi1/0/5", std::slice::from_ref(&pvid_only)).unwrap();
         assert_eq!(
             (s.mode.as_deref(), s.access_vlan, s.native_vlan),
             (Some("access"), Some(120), None)
