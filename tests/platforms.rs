@@ -35,9 +35,6 @@ struct Spec {
     lag_sim_gap: bool,
     /// Removing one tagged VLAN cannot run on the simulator (see the platform's comment).
     untag_sim_gap: bool,
-    /// A trunk declared access keeps its (inert) tagged list on the simulator (see the
-    /// platform's comment).
-    access_keeps_tagged: bool,
 }
 
 const fn spec(platform: &'static str, ports: [&'static str; 3]) -> Spec {
@@ -51,7 +48,6 @@ const fn spec(platform: &'static str, ports: [&'static str; 3]) -> Spec {
         lag: None,
         lag_sim_gap: false,
         untag_sim_gap: false,
-        access_keeps_tagged: false,
     }
 }
 
@@ -227,14 +223,9 @@ fn exercise(s: &Spec) {
             "{}: {port}",
             ctx("trunk to access")
         );
-        // Nothing tagged: no list, or the IOS-style default list (every VLAN), which an
-        // access port ignores.
+        // Nothing tagged left, not even inert (IOS-like: the list is `none`).
         let tagged = vlans_of(&port["allowed_vlans"]);
-        assert!(
-            tagged.is_empty() || tagged.len() == 4094 || s.access_keeps_tagged,
-            "{}: {port}",
-            ctx("trunk to access")
-        );
+        assert!(tagged.is_empty(), "{}: {port}", ctx("trunk to access"));
         assert!(
             port["native_vlan"].is_null(),
             "{}: {port}",
@@ -562,11 +553,10 @@ platforms! {
         ..spec("juniper", ["ge-0/0/5", "ge-0/0/6", "ge-0/0/7"])
     };
     // The simulator's Onyx keeps a hybrid port's allowed-vlan list when the port is made
-    // an access port again (port_reset sends `switchport mode access`); whether Onyx drops
-    // it is unconfirmed on hardware (docs/platforms.md), so the list is not asserted.
+    // an access port again (whether Onyx drops it is unconfirmed, docs/platforms.md);
+    // Mercury removes the VLANs first, so the list is asserted empty.
     mellanox_mlnxos => Spec {
         trunk_mode: "hybrid",
-        access_keeps_tagged: true,
         lag: Some(("Po7", "lacp", true)),
         ..spec("mellanox_mlnxos", ["Eth1/5", "Eth1/6", "Eth1/7"])
     };
@@ -662,4 +652,125 @@ fn huawei_hybrid_ports() {
             .contains("hybrid_mode is not supported on cisco_ios"),
         "{v}"
     );
+}
+
+/// The VLANs a port's trunk list carries in the simulator's state, on a platform whose
+/// trunks carry every VLAN by default: an empty list is every VLAN unless `allowed_none`.
+fn carried(port: &Value) -> Vec<u64> {
+    let listed = vlans_of(&port["allowed_vlans"]);
+    if listed.is_empty() && port["allowed_none"] != true {
+        (1..=4094).collect()
+    } else {
+        listed
+    }
+}
+
+/// IOS-like trunks carry every VLAN until their list is set (issue 15 item 2): a port that
+/// becomes a trunk carries exactly the VLAN attached; the last tagged VLAN detached leaves
+/// none (read back as none, not as every VLAN); a reset trunk is left with the list `none`,
+/// so a later `switchport mode trunk` exposes nothing.
+#[test]
+fn ios_like_trunks_carry_exactly_what_was_asked() {
+    for (platform, port) in [
+        ("cisco_ios", "GigabitEthernet1/0/5"),
+        ("cisco_nxos", "Ethernet1/5"),
+        ("arista_eos", "Ethernet5"),
+        ("ruijie", "GigabitEthernet0/5"),
+        ("supermicro_smis", "Gi0/5"),
+    ] {
+        let s = spec(platform, [port, port, port]);
+        let lab = lab(&s, "");
+        for v in ["10", "120", "130"] {
+            run(&lab, &["add-network", "--vlan", v]);
+        }
+        run(
+            &lab,
+            &[
+                "attach-port",
+                "--port",
+                port,
+                "--vlan",
+                "120",
+                "--mode",
+                "trunk",
+            ],
+        );
+        let p = &running(&lab)["ports"][port];
+        assert_eq!(p["mode"], "trunk", "{platform}: {p}");
+        assert_eq!(carried(p), vec![120], "{platform}: trunk attach: {p}");
+
+        // The last tagged VLAN goes: the list is empty, and read back as empty.
+        run(
+            &lab,
+            &[
+                "detach-port",
+                "--port",
+                port,
+                "--vlan",
+                "120",
+                "--mode",
+                "trunk",
+            ],
+        );
+        let p = &running(&lab)["ports"][port];
+        assert_eq!(carried(p), Vec::<u64>::new(), "{platform}: detach: {p}");
+        let v = lab
+            .mercury(["verify-port", "--port", port, "--device", "leaf"])
+            .run()
+            .expect(0);
+        let state = &v["data"]["ports"][0]["state"];
+        assert_eq!(state["mode"], "trunk", "{platform}: read back: {v}");
+        assert_eq!(state["allowed_vlans"], "", "{platform}: read back: {v}");
+
+        run(
+            &lab,
+            &[
+                "attach-port",
+                "--port",
+                port,
+                "--vlan",
+                "130",
+                "--mode",
+                "trunk",
+            ],
+        );
+        run(&lab, &["reset-port", "--port", port]);
+        let p = &running(&lab)["ports"][port];
+        assert_eq!(p["mode"], "access", "{platform}: reset: {p}");
+        assert_eq!(p["access_vlan"], 10, "{platform}: reset: {p}");
+        assert_eq!(carried(p), Vec::<u64>::new(), "{platform}: reset list: {p}");
+    }
+}
+
+/// Onyx: a hybrid port reset (or declared access) leaves no hybrid allowed-vlan list, even
+/// where `switchport mode access` keeps it (the simulator's model; unconfirmed on Onyx).
+#[test]
+fn onyx_hybrid_port_reset_leaves_no_tagged_list() {
+    let port = "Eth1/5";
+    let s = spec("mellanox_mlnxos", [port, port, port]);
+    let lab = lab(&s, "");
+    for v in ["10", "110", "120", "130"] {
+        run(&lab, &["add-network", "--vlan", v]);
+    }
+    run(
+        &lab,
+        &[
+            "update-port",
+            "--port",
+            port,
+            "--mode",
+            "trunk",
+            "--native-vlan",
+            "110",
+            "--allowed-vlans",
+            "120,130",
+        ],
+    );
+    let p = &running(&lab)["ports"][port];
+    assert_eq!(vlans_of(&p["allowed_vlans"]), vec![120, 130], "{p}");
+    run(&lab, &["reset-port", "--port", port]);
+    let p = &running(&lab)["ports"][port];
+    assert_eq!(p["mode"], "access", "{p}");
+    assert_eq!(p["access_vlan"], 10, "{p}");
+    assert_eq!(vlans_of(&p["allowed_vlans"]), Vec::<u64>::new(), "{p}");
 }

@@ -373,6 +373,28 @@ fn os10_whole_running_config_with_breakout_lines() {
     assert_eq!(s.access_vlan, None);
 }
 
+// ---- Dell N-series / OS6 (dell_powerconnect): unindented interface bodies -----------------
+
+/// N-series prints interface bodies unindented, each stanza closed by `exit`.
+#[test]
+fn powerconnect_n_series_unindented_bodies() {
+    let files = ["os6_config_config.cfg"];
+    let s = read("dell_powerconnect", "Te1/0/9", &files);
+    assert_eq!(s.access_vlan, Some(2), "{s:?}");
+    assert!(s.allowed_vlans.is_empty(), "{s:?}");
+    let s = read("dell_powerconnect", "Te1/0/1", &files);
+    assert_eq!(s.description.as_deref(), Some("test_string"), "{s:?}");
+    assert_eq!(s.access_vlan, None, "{s:?}");
+    let s = read("dell_powerconnect", "Te1/0/2", &files);
+    assert_eq!(s.admin_up, Some(true), "{s:?}");
+    // A whole N4064F configuration: every stanza closed by `exit`, top-level blocks between.
+    let files = ["os6_show_running-config"];
+    let s = read("dell_powerconnect", "Te1/0/5", &files);
+    assert_eq!((s.mode.as_deref(), s.access_vlan), (None, None), "{s:?}");
+    assert!(s.allowed_vlans.is_empty(), "{s:?}");
+    assert!(try_read("dell_powerconnect", "Te1/0/12", &files).is_err());
+}
+
 // ---- Nokia SR Linux: `info flat` -------------------------------------------------------
 
 #[test]

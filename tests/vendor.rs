@@ -376,7 +376,9 @@ fn srl_networks_are_evpn_services_unless_the_device_says_standalone() {
             ..SimDevice::new("solo", "nokia_srl")
         },
     ]);
-    networks(&lab, "leaf", &["120"]);
+    // The idle VLAN (10) too: the detach below puts the port back in it, and SR Linux
+    // refuses a bridged sub-interface in a mac-vrf that was never created.
+    networks(&lab, "leaf", &["10", "120"]);
     let st = srl_statements(&lab, "leaf");
     for want in [
         "tunnel-interface vxlan1 vxlan-interface 120 type bridged",
@@ -461,9 +463,9 @@ fn pluribus_vlans_start_empty_and_a_plug_clears_other_memberships() {
     let lab = Lab::new(&[
         SimDevice::new("leaf", "pluribus"),
         SimDevice {
-            // Not read first: `unplug = all` replaces the unread detach's access_remove; a
-            // read port's tagged VLAN is removed by itself (see the report of branch vendor).
-            extra: "options = { scope = \"fabric\", unplug = \"all\" }\nverify = false",
+            // Read before and after: `unplug = all` takes a port carrying the VLAN (here
+            // tagged) out of every VLAN, then the idle VLAN returns.
+            extra: "options = { scope = \"fabric\", unplug = \"all\" }",
             ..SimDevice::new("fab", "pluribus")
         },
     ]);
@@ -649,9 +651,9 @@ fn ensure_idle_vlan_creates_but_never_renames() {
 #[test]
 fn powerconnect_plugs_in_general_mode_when_asked() {
     let lab = Lab::new(&[SimDevice {
-        // Not read first: the reader maps a general-mode port to a trunk, so the read-back
-        // of a general-mode access port does not match yet (not done on branch vendor).
-        extra: "options = { plug_mode = \"general\" }\nverify = false",
+        // Read before and after (verify on): a general-mode port with only its PVID
+        // untagged reads back as this device's access port.
+        extra: "options = { plug_mode = \"general\" }",
         ..SimDevice::new("pc", "dell_powerconnect")
     }]);
     networks(&lab, "pc", &["10", "120"]);
@@ -673,5 +675,7 @@ fn powerconnect_plugs_in_general_mode_when_asked() {
     .run()
     .expect(0);
     let p = lab.port("pc", "Gi1/0/5");
-    assert_eq!(p["native_vlan"], 10, "{p}");
+    assert_eq!(p["mode"], "hybrid", "still general mode: {p}");
+    assert_eq!(p["native_vlan"], 10, "the idle VLAN is back as PVID: {p}");
+    assert_eq!(p["allowed_vlans"], serde_json::json!([]), "{p}");
 }

@@ -730,8 +730,10 @@ impl Ios {
                 ));
                 out.line(format!(
                     "Trunking VLANs Enabled: {}",
-                    if l2.allowed.is_empty() {
+                    if l2.allowed.is_empty() && (*l2.allowed_none || !default_all(self.p)) {
                         "NONE".to_string()
+                    } else if l2.allowed.is_empty() {
+                        "ALL".to_string()
                     } else {
                         vlan_ranges(l2.allowed, ",", "-")
                     }
@@ -866,6 +868,8 @@ impl Ios {
                     " switchport trunk allowed vlan {}\n",
                     vlan_ranges(l2.allowed, ",", "-")
                 ));
+            } else if *l2.allowed_none && default_all(self.p) {
+                s.push_str(" switchport trunk allowed vlan none\n");
             }
             let ios = |key: &str| {
                 cfg.extra
@@ -1453,6 +1457,9 @@ impl Ios {
             return Ok(());
         };
         let l2: &mut L2 = &mut l2;
+        if default_all(p) && trunk_list_act(act, &a.vlans(0), l2) {
+            return Ok(());
+        }
         match act {
             "switchport" | "no-routing" if l2.mode.is_none() => l2.set_mode(Some("access")),
             "no-switchport" => {
@@ -1460,6 +1467,7 @@ impl Ios {
                 *l2.access_vlan = None;
                 *l2.native_vlan = None;
                 l2.allowed.clear();
+                *l2.allowed_none = false;
             }
             "mode" => {
                 let m = a.s(0);
@@ -1567,11 +1575,76 @@ impl Ios {
                 *l2.access_vlan = None;
                 *l2.native_vlan = None;
                 l2.allowed.clear();
+                *l2.allowed_none = false;
             }
             _ => {}
         }
         Ok(())
     }
+}
+
+/// Platforms whose trunks carry every VLAN until their list is set, printing no `allowed
+/// vlan` line for that default and an explicit `switchport trunk allowed vlan none` for the
+/// empty list: IOS / IOS-XE ("The default for all VLAN lists is to include all VLANs", "none
+/// means an empty list", Catalyst command references), NX-OS (cisco.nxos
+/// `nxos_l2_interfaces`: a trunk without the line allows 1-4094, `none` is printed), EOS,
+/// RGOS and SMIS (the same CLI; sim/STATUS.md records what is confirmed).
+fn default_all(p: Platform) -> bool {
+    matches!(
+        p,
+        CiscoIos | CiscoNxos | AristaEos | Ruijie | SupermicroSmis
+    )
+}
+
+/// The trunk-list commands of a [`default_all`] platform, on its model: an empty list
+/// without `allowed_none` is every VLAN; `vlans` is the command's list. Returns false for
+/// any other command.
+fn trunk_list_act(act: &str, vlans: &[u16], l2: &mut L2) -> bool {
+    let every = |l2: &L2| l2.allowed.is_empty() && !*l2.allowed_none;
+    let settle = |l2: &mut L2| {
+        // Every VLAN listed is the default again (IOS prints no line for it); nothing
+        // listed is `none`.
+        if l2.allowed.len() >= 4094 {
+            l2.allowed.clear();
+            *l2.allowed_none = false;
+        } else if l2.allowed.is_empty() {
+            *l2.allowed_none = true;
+        }
+    };
+    match act {
+        "trunk-allowed" => {
+            l2.allow_set(vlans);
+            settle(l2);
+        }
+        "trunk-allowed-add" => {
+            if !every(l2) {
+                l2.allow_add(vlans);
+                settle(l2);
+            }
+        }
+        "trunk-allowed-remove" => {
+            if every(l2) {
+                *l2.allowed = (1..=4094).collect();
+            }
+            l2.allow_remove(vlans);
+            settle(l2);
+        }
+        "trunk-allowed-except" => {
+            let ex = vlans;
+            *l2.allowed = (1..=4094).filter(|v| !ex.contains(v)).collect();
+            settle(l2);
+        }
+        "trunk-allowed-all" | "no-trunk-allowed-all" => {
+            l2.allowed.clear();
+            *l2.allowed_none = false;
+        }
+        "trunk-allowed-none" => {
+            l2.allowed.clear();
+            *l2.allowed_none = true;
+        }
+        _ => return false,
+    }
+    true
 }
 
 fn vlan_if_id(name: &str) -> Option<u16> {
@@ -1613,7 +1686,8 @@ fn render_if_os9(name: &str, l2: &crate::model::L2<'_>) -> String {
 
 /// OS9 `show vlan`, laid out as the real table (ntc-templates' dell_force10 captures): the
 /// code legend, `NUM Status Description Q Ports` columns, `*` on the default VLAN, one row
-/// per membership code and port type (`U Te 0/40-41,44`), further rows without the id.
+/// per membership code and port type (`U Te 0/40-41,44`), further rows without the id;
+/// switchports in no other VLAN listed under the default VLAN.
 fn show_vlan_os9(cfg: &Config, out: &mut Out) {
     out.line("");
     out.line("Codes: * - Default VLAN, G - GVRP VLANs, R - Remote Port Mirroring VLANs, P - Primary, C - Community, I - Isolated");
@@ -1656,9 +1730,14 @@ fn show_vlan_os9(cfg: &Config, out: &mut Out) {
             (t.clone(), key)
         });
         for (t, num, n) in sorted {
+            let in_lag = cfg.ports.get(&n).is_some_and(|p| p.lag.is_some());
             let Some(l2) = c.l2(&n) else { continue };
             let (u, tagged) = l2.membership();
-            let code = if u == Some(id) {
+            // A switchport in no VLAN is an untagged member of the default VLAN (real OS9
+            // tables list every such port under `*   1`, `fx:dell_force10/show_vlan_1.raw`);
+            // a port-channel member is listed as its port-channel.
+            let idle = id == 1 && l2.mode.is_some() && u.is_none() && tagged.is_empty() && !in_lag;
+            let code = if u == Some(id) || idle {
                 'U'
             } else if tagged.contains(&id) {
                 'T'

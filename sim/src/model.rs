@@ -5,6 +5,10 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// A VLAN: only the name is modelled (plus an optional description some
 /// vendors put on the VLAN interface instead of a name).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -52,6 +56,11 @@ pub struct Port {
     pub native_vlan: Option<u16>,
     /// Tagged VLANs of a trunk/hybrid port, sorted, ranges expanded.
     pub allowed_vlans: Vec<u16>,
+    /// On platforms whose trunks carry every VLAN until told otherwise (IOS-like: no
+    /// `allowed vlan` line), an empty `allowed_vlans` is that default — every VLAN — unless
+    /// this is true: the list was set to `none` (printed `... allowed vlan none`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub allowed_none: bool,
     /// Description / alias.
     pub description: String,
     /// MTU, when configured.
@@ -72,6 +81,7 @@ impl Port {
             access_vlan: None,
             native_vlan: None,
             allowed_vlans: Vec::new(),
+            allowed_none: false,
             description: String::new(),
             mtu: None,
             lag: None,
@@ -97,6 +107,9 @@ pub struct Lag {
     pub native_vlan: Option<u16>,
     /// Tagged VLANs of a trunk LAG.
     pub allowed_vlans: Vec<u16>,
+    /// As [`Port::allowed_none`].
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub allowed_none: bool,
     /// Description.
     #[serde(default)]
     pub description: String,
@@ -116,6 +129,7 @@ impl Lag {
             access_vlan: None,
             native_vlan: None,
             allowed_vlans: Vec::new(),
+            allowed_none: false,
             description: String::new(),
             mtu: None,
         }
@@ -188,6 +202,8 @@ pub struct L2<'a> {
     pub native_vlan: &'a mut Option<u16>,
     /// allowed (tagged) vlans
     pub allowed: &'a mut Vec<u16>,
+    /// the allowed list was set to `none` (see [`Port::allowed_none`])
+    pub allowed_none: &'a mut bool,
     /// description
     pub description: &'a mut String,
     /// mtu
@@ -201,6 +217,9 @@ impl L2<'_> {
     }
     /// Add VLANs to the allowed list (kept sorted, unique).
     pub fn allow_add(&mut self, v: &[u16]) {
+        if !v.is_empty() {
+            *self.allowed_none = false;
+        }
         self.allowed.extend_from_slice(v);
         self.allowed.sort_unstable();
         self.allowed.dedup();
@@ -212,6 +231,7 @@ impl L2<'_> {
     /// Replace the allowed list.
     pub fn allow_set(&mut self, v: &[u16]) {
         self.allowed.clear();
+        *self.allowed_none = false;
         self.allow_add(v);
     }
     /// Membership as (untagged, tagged) for vendors that configure VLAN
@@ -252,6 +272,7 @@ impl Config {
                 access_vlan: &mut p.access_vlan,
                 native_vlan: &mut p.native_vlan,
                 allowed: &mut p.allowed_vlans,
+                allowed_none: &mut p.allowed_none,
                 description: &mut p.description,
                 mtu: &mut p.mtu,
             });
@@ -263,6 +284,7 @@ impl Config {
                 access_vlan: &mut l.access_vlan,
                 native_vlan: &mut l.native_vlan,
                 allowed: &mut l.allowed_vlans,
+                allowed_none: &mut l.allowed_none,
                 description: &mut l.description,
                 mtu: &mut l.mtu,
             });
@@ -381,6 +403,7 @@ impl Config {
                 p.access_vlan = l.access_vlan;
                 p.native_vlan = l.native_vlan;
                 p.allowed_vlans = l.allowed_vlans.clone();
+                p.allowed_none = l.allowed_none;
             }
         }
         self.leave_lag(port);

@@ -35,6 +35,7 @@ fn cisco_ios_access_trunk_save() {
             "int gi1/0/6",
             "switchport mode trunk",
             "switchport trunk native vlan 120",
+            "switchport trunk allowed vlan none",
             "switchport trunk allowed vlan add 120,130-131",
             "switchport trunk allowed vlan remove 131",
             "description uplink to node-6",
@@ -188,7 +189,10 @@ fn cisco_nxos_ngs_sequences() {
     assert!(r.stdout.contains("% Invalid command at '^' marker."));
     assert!(r.stdout.contains("Copy complete."));
     let st = state(&s);
-    assert_eq!(port(&st, "Ethernet1/5")["allowed_vlans"], json!([120]));
+    // NGS's trunk sequence on NX-OS: `add` to the default list (every VLAN) leaves every
+    // VLAN allowed — the empty list without `allowed_none`.
+    assert_eq!(port(&st, "Ethernet1/5")["allowed_vlans"], json!([]));
+    assert!(port(&st, "Ethernet1/5").get("allowed_none").is_none());
     assert_eq!(port(&st, "Ethernet1/5")["admin_up"], true);
     assert_eq!(st["saved"], st["running"]);
 }
@@ -290,6 +294,46 @@ fn dell_force10_tagged_untagged() {
         port(&st, "TenGigabitEthernet1/6")["allowed_vlans"],
         json!([130])
     );
+}
+
+/// OS9 lists every switchport that is in no other VLAN under the default VLAN (as the real
+/// table does, `fx:dell_force10/show_vlan_1.raw`).
+#[test]
+fn dell_force10_default_vlan_lists_the_other_switchports() {
+    let t = Tmp::new("os9d");
+    let s = t.path("s.json");
+    let r = session(
+        "dell_force10",
+        &s,
+        &[
+            "configure",
+            "interface TenGigabitEthernet 1/7",
+            "switchport",
+            "exit",
+            "interface TenGigabitEthernet 1/8",
+            "switchport",
+            "exit",
+            "interface vlan 120",
+            "untagged TenGigabitEthernet 1/5",
+            "exit",
+            "end",
+            "show vlan",
+        ],
+    );
+    let row = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("*   1 "))
+        .unwrap_or_default()
+        .to_string();
+    assert!(row.ends_with("U Te 1/7-8"), "{}", r.stdout);
+    let row = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("    120 "))
+        .unwrap_or_default()
+        .to_string();
+    assert!(row.ends_with("U Te 1/5"), "{}", r.stdout);
 }
 
 #[test]
@@ -1070,4 +1114,73 @@ fn arista_eos_configuration_session_commit_and_abort() {
         &["configure terminal", "commit", "end", "exit"],
     );
     assert!(r.stdout.contains("% Invalid input"), "{}", r.stdout);
+}
+
+/// IOS-like trunk lists: the default (no line) is every VLAN, `none` is printed and means
+/// none, `no switchport trunk allowed vlan` returns to every VLAN, removing from the default
+/// leaves every other VLAN, removing the last VLAN leaves `none`.
+#[test]
+fn ios_like_trunk_lists_tell_all_from_none() {
+    for (platform, port_name, typed) in [
+        (
+            "cisco_ios",
+            "GigabitEthernet1/0/5",
+            "interface GigabitEthernet1/0/5",
+        ),
+        ("cisco_nxos", "Ethernet1/5", "interface Ethernet1/5"),
+        ("arista_eos", "Ethernet5", "interface Ethernet5"),
+        (
+            "ruijie",
+            "GigabitEthernet0/5",
+            "interface GigabitEthernet 0/5",
+        ),
+        ("supermicro_smis", "Gi0/5", "interface Gi 0/5"),
+    ] {
+        let t = Tmp::new(platform);
+        let s = t.path("s.json");
+        let step = |lines: &[&str]| {
+            let mut all = vec!["configure terminal", typed];
+            all.extend_from_slice(lines);
+            all.push("end");
+            let r = session(platform, &s, &all);
+            assert!(!r.stdout.contains('%'), "{platform}: {}", r.stdout);
+            let st = state(&s);
+            port(&st, port_name).clone()
+        };
+        let shown = |needle: &str| {
+            let show = format!("show running-config {typed}");
+            let r = session(platform, &s, &[&show]);
+            r.stdout.contains(needle)
+        };
+        let p = step(&[
+            "switchport mode trunk",
+            "switchport trunk allowed vlan add 120",
+        ]);
+        assert_eq!(p["allowed_vlans"], json!([]), "{platform}: every VLAN: {p}");
+        assert!(p.get("allowed_none").is_none(), "{platform}: {p}");
+        assert!(
+            !shown("allowed vlan"),
+            "{platform}: the default prints no line"
+        );
+        let p = step(&["switchport trunk allowed vlan none"]);
+        assert_eq!(p["allowed_vlans"], json!([]), "{platform}: {p}");
+        assert_eq!(p["allowed_none"], true, "{platform}: {p}");
+        assert!(shown("switchport trunk allowed vlan none"), "{platform}");
+        let p = step(&["switchport trunk allowed vlan add 120"]);
+        assert_eq!(p["allowed_vlans"], json!([120]), "{platform}: {p}");
+        let p = step(&["switchport trunk allowed vlan remove 120"]);
+        assert_eq!(p["allowed_none"], true, "{platform}: last VLAN gone: {p}");
+        let p = step(&["no switchport trunk allowed vlan"]);
+        assert_eq!(p["allowed_vlans"], json!([]), "{platform}: {p}");
+        assert!(
+            p.get("allowed_none").is_none(),
+            "{platform}: every VLAN again: {p}"
+        );
+        let p = step(&["switchport trunk allowed vlan remove 5"]);
+        let left = p["allowed_vlans"].as_array().map_or(0, Vec::len);
+        assert_eq!(left, 4093, "{platform}: every VLAN but 5");
+        let p = step(&["switchport trunk allowed vlan all"]);
+        assert_eq!(p["allowed_vlans"], json!([]), "{platform}: {p}");
+        assert!(p.get("allowed_none").is_none(), "{platform}: {p}");
+    }
 }

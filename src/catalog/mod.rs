@@ -127,6 +127,7 @@ pub const ACTIONS: &[(&str, &[&str])] = &[
     ("hybrid_allowed_set", &["port", "vlans", "vlan"]),
     ("port_reset", &["port"]),
     ("park", &["port"]),
+    ("detach_all", &["port"]),
     ("mode_clear", &["port"]),
     ("enable", &["port"]),
     ("disable", &["port"]),
@@ -165,6 +166,7 @@ pub const PORT_ACTIONS: &[&str] = &[
     "hybrid_allowed_set",
     "port_reset",
     "park",
+    "detach_all",
     "mode_clear",
     "enable",
     "disable",
@@ -453,6 +455,20 @@ impl Platform {
             return Ok(t);
         }
         Err(self.why_not(action))
+    }
+
+    /// Whether the platform's access ports are made in its trunk mode: its `access_set`
+    /// starts with the lines of its `trunk_mode` (PowerConnect with `plug_mode = general`:
+    /// a general-mode port whose PVID is the VLAN). Such a port with only its untagged VLAN
+    /// is that platform's access port.
+    pub fn access_is_trunk(&self) -> bool {
+        match (
+            self.templates.get("access_set"),
+            self.templates.get("trunk_mode"),
+        ) {
+            (Some(access), Some(trunk)) => !trunk.is_empty() && access.starts_with(trunk),
+            _ => false,
+        }
     }
 
     /// Whether the platform keys VLANs by name (its `network_delete` template names the

@@ -334,7 +334,7 @@ fn port_actions(
             let id = vlan.get();
             // Read: take the VLAN off where the port carries it (nothing when it does not).
             // Not read: the request says (mode trunk: tagged; else the access VLAN).
-            let (untagged, tagged, native) = match read {
+            let (mut untagged, mut tagged, mut native) = match read {
                 Some(s) => (
                     s.access_vlan == Some(id) && s.mode.as_deref() != Some("trunk"),
                     s.allowed_vlans.contains(&id) && s.mode.as_deref() != Some("access"),
@@ -345,6 +345,12 @@ fn port_actions(
                     (!t, t, false)
                 }
             };
+            // `detach_all` (Pluribus `unplug = all`): a port that carries the VLAN, however,
+            // leaves every VLAN and goes back to idle.
+            let wholesale = platform.supports("detach_all") && (untagged || tagged || native);
+            if wholesale {
+                (untagged, tagged, native) = (true, false, false);
+            }
             if tagged {
                 a.push(("allowed_remove", v(vlan)));
             }
@@ -357,7 +363,14 @@ fn port_actions(
                     // carrying every VLAN is refused, with the reason.
                     park_check(platform, "detach_port")?;
                 }
-                a.push(("access_remove", v(vlan)));
+                a.push((
+                    if wholesale {
+                        "detach_all"
+                    } else {
+                        "access_remove"
+                    },
+                    v(vlan),
+                ));
                 match idle {
                     Some(idle) if idle != vlan => a.push(("access_set", v(idle))),
                     Some(_) => {}
@@ -466,7 +479,9 @@ fn port_actions(
                             .and_then(|n| Vlan::new(n.into()).ok())
                     });
                 }
-                if tagged.is_empty() && native_vlan.is_none() && read.is_none() {
+                // Not read, nothing named: nothing to go by. Assumed (a dry run, or the
+                // plan made before the read): the read decides; an idle port has none.
+                if tagged.is_empty() && native_vlan.is_none() && matches!(before, Before::Unread) {
                     return Err(Unsupported(format!(
                         "reset_port on {} needs native_vlan and/or allowed_vlans: {}",
                         platform.name,
@@ -828,9 +843,14 @@ impl Driver for Templates {
     ) -> Result<Box<dyn Prepared + 'p>, Unsupported> {
         // Reading back is refused up front where the platform cannot (never "verified"
         // silently), as is a port whose show lines cannot be rendered.
+        // The device's options choose among the platform's templates (and so what a port
+        // reads back as: an access port made in general mode is a general-mode port).
+        let configured = platform
+            .with_options(&device.options)
+            .map_err(Unsupported)?;
         let checks = if req.verify || req.op == Op::VerifyPort {
             let spec = platform.verify.spec(&platform.name).map_err(Unsupported)?;
-            let checks = verify::checks(req, device, platform)?;
+            let checks = verify::checks(req, device, &configured)?;
             for c in &checks {
                 show_lines(platform, spec, &c.port)?;
             }
@@ -838,10 +858,6 @@ impl Driver for Templates {
         } else {
             None
         };
-        // The device's options choose among the platform's templates.
-        let configured = platform
-            .with_options(&device.options)
-            .map_err(Unsupported)?;
         let plan = match req.op {
             Op::VerifyPort => Plan::default(),
             // Not read: planned as written, and refused where that is unsafe.
@@ -891,7 +907,7 @@ impl Prepared for TemplatePlan<'_> {
             None if keyed => self.keyed_network(session, deadline, &mut transcript, &mut progress),
             None => self.unread_apply(session, deadline, guard, &mut transcript, &mut progress),
             Some(checks) if self.req.op == Op::VerifyPort => {
-                read_states(session, self.platform, checks, deadline, &mut transcript)
+                read_states(session, &self.configured, checks, deadline, &mut transcript)
                     .map(|states| match states {
                         Some(s) => readback::verify_port(&self.device.name, checks, s),
                         None => Done::default(),
@@ -1048,7 +1064,7 @@ impl TemplatePlan<'_> {
         transcript: &mut Transcript,
         progress: &mut Progress,
     ) -> Result<Done, Failure> {
-        let before = read_states(session, self.platform, checks, deadline, transcript)?;
+        let before = read_states(session, &self.configured, checks, deadline, transcript)?;
         let (plan, checks) = match &before {
             None => (self.plan.clone(), checks.to_vec()),
             Some(states) => {
@@ -1062,7 +1078,8 @@ impl TemplatePlan<'_> {
                     None => Before::Assumed,
                 };
                 let plan = plan_for(&self.req, self.device, &self.configured, &before_of)?;
-                let refined = verify::refine(checks, &self.req, self.device, self.platform, states);
+                let refined =
+                    verify::refine(checks, &self.req, self.device, &self.configured, states);
                 (plan, refined)
             }
         };
@@ -1136,7 +1153,7 @@ impl TemplatePlan<'_> {
             .filter(|w| !self.plan.warnings.contains(w))
             .cloned()
             .collect();
-        let after = read_states(session, self.platform, &checks, deadline, transcript)?;
+        let after = read_states(session, &self.configured, &checks, deadline, transcript)?;
         let (Some(before), Some(after)) = (before, after) else {
             // A dry run reads nothing: there is nothing to compare.
             return Ok(Done::default());
@@ -1349,7 +1366,7 @@ impl TemplatePlan<'_> {
         if applied.result.is_err() {
             return false;
         }
-        match read_states(session, self.platform, checks, deadline, transcript) {
+        match read_states(session, &self.configured, checks, deadline, transcript) {
             Ok(Some(again)) => again.iter().zip(before).all(|(a, b)| same_l2(a, b)),
             _ => false,
         }

@@ -403,7 +403,12 @@ pub fn refine(
             match req.op {
                 Op::DetachPort => {
                     let Some(v) = vlan else { return c.clone() };
-                    let untagged = s.access_vlan == Some(v) && s.mode.as_deref() != Some("trunk");
+                    let carried = s.native_vlan == Some(v)
+                        || (s.allowed_vlans.contains(&v) && s.mode.as_deref() != Some("access"));
+                    // `detach_all` (the driver's rule) takes every membership.
+                    let wholesale = carried && platform.supports("detach_all");
+                    let untagged =
+                        wholesale || s.access_vlan == Some(v) && s.mode.as_deref() != Some("trunk");
                     let mut detached = if untagged {
                         let as_access = PortChange {
                             mode: None,
@@ -414,6 +419,9 @@ pub fn refine(
                         Expect::default()
                     };
                     detached.allowed_lacks.insert(v);
+                    if wholesale {
+                        detached.allowed_exactly = Some(BTreeSet::new());
+                    }
                     if s.native_vlan == Some(v) || untagged {
                         let idle = change.default_vlan.or(device.default_vlan).map(|x| x.get());
                         if idle != Some(v) {

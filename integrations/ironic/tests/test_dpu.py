@@ -31,7 +31,7 @@ from test_network import MercuryTestCase
 UPLINK_SHORT = 'Gi1/0/9'
 UPLINK = 'GigabitEthernet1/0/9'
 #: A VLAN the uplink carries for the card itself (its management network):
-#: Mercury never takes it off, and the simulator keeps a non-empty trunk.
+#: no tenant step may take it off (every assert_state checks it is still there).
 CARD_VLAN = 150
 
 

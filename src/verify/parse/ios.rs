@@ -15,6 +15,9 @@
 //! - `shutdown` / `no shutdown`, `description TEXT`, `mtu N`, `channel-group N mode M`,
 //!   `lag N`.
 //!
+//! Bodies are indented (IOS, NX-OS, EOS, ...), or unindented up to `exit` as Dell's N-series
+//! (OS6, the PowerConnect successor) prints them.
+//!
 //! Lines it does not know (spanning-tree, storm control, ...) are ignored: they are not
 //! part of the normalised state.
 
@@ -39,26 +42,49 @@ pub(crate) fn parse(port: &str, outputs: &[String]) -> Result<Raw, String> {
     read(&body)
 }
 
+/// How the body of the stanza being read is laid out.
+#[derive(Clone, Copy, PartialEq)]
+enum Body {
+    /// No stanza open.
+    Closed,
+    /// Just opened: the first body line decides.
+    Opened,
+    /// Indented lines (IOS, NX-OS, EOS, ...): the first unindented line ends it.
+    Indented,
+    /// Unindented lines up to `exit` (Dell N-series / OS6: `interface Te1/0/1`,
+    /// `switchport access vlan 2`, `exit`).
+    Flat,
+}
+
 /// `(interface name, its lines)` for every `interface` stanza.
 fn stanzas(text: &str) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    let mut open = false;
+    let mut body = Body::Closed;
     for line in text.lines() {
         let trimmed = line.trim();
         let indented = line.starts_with([' ', '\t']);
         if !indented {
             if let Some(name) = trimmed.strip_prefix("interface ") {
                 out.push((name.trim().to_string(), Vec::new()));
-                open = true;
+                body = Body::Opened;
                 continue;
             }
-            // `!`, `end`, another top-level statement: the stanza is over.
-            open = false;
-            continue;
+            let ends = trimmed.is_empty() || matches!(trimmed, "!" | "exit" | "end");
+            body = match body {
+                // An unindented setting right after `interface X`: the N-series layout.
+                Body::Opened | Body::Flat if !ends => Body::Flat,
+                // `!`, `end`, `exit`, another top-level statement: the stanza is over.
+                _ => Body::Closed,
+            };
+            if body == Body::Closed {
+                continue;
+            }
+        } else if body == Body::Opened {
+            body = Body::Indented;
         }
-        if open && !trimmed.is_empty() && trimmed != "!" {
-            if let Some((_, body)) = out.last_mut() {
-                body.push(trimmed.to_string());
+        if body != Body::Closed && !trimmed.is_empty() && trimmed != "!" {
+            if let Some((_, lines)) = out.last_mut() {
+                lines.push(trimmed.to_string());
             }
         }
     }

@@ -154,6 +154,17 @@ pub(crate) fn normalise(raw: Raw, platform: &Platform, spec: &VerifySpec) -> Por
             s.allowed_vlans = raw.allowed.unwrap_or_default();
         }
     }
+    let mut mode = mode;
+    if mode.as_deref() == Some("trunk")
+        && s.allowed_vlans.is_empty()
+        && s.native_vlan.is_some()
+        && platform.access_is_trunk()
+    {
+        // Where the device's access ports are made in the trunk mode (PowerConnect
+        // `plug_mode = general`), a port with only its untagged VLAN is an access port.
+        mode = Some("access".into());
+        s.access_vlan = s.native_vlan.take();
+    }
     s.mode = mode;
     s.unread = raw.unread;
     for f in &spec.unread {
@@ -321,6 +332,35 @@ mod tests {
         let p = cat.get(platform).unwrap();
         let spec = p.verify.spec(platform).unwrap();
         parse(p, spec, port, &[text.to_string()]).unwrap()
+    }
+
+    /// PowerConnect with `plug_mode = general` makes its access ports in general mode: one
+    /// with only its untagged PVID reads as an access port, one with tagged VLANs as a
+    /// trunk; without the option a general-mode port is a trunk.
+    #[test]
+    fn general_mode_access_ports_where_access_is_made_in_general_mode() {
+        let cat = crate::catalog::Catalog::builtin().unwrap();
+        let plain = cat.get("dell_powerconnect").unwrap();
+        let opts = BTreeMap::from([("plug_mode".to_string(), "general".to_string())]);
+        let general = plain.with_options(&opts).unwrap();
+        let spec = plain.verify.spec("dell_powerconnect").unwrap();
+        let pvid_only = "interface Gi1/0/5\n switchport mode general\n switchport general pvid 120\n switchport general allowed vlan add 120 untagged\n".to_string();
+        let s = parse(&general, spec, "Gi1/0/5", std::slice::from_ref(&pvid_only)).unwrap();
+        assert_eq!(
+            (s.mode.as_deref(), s.access_vlan, s.native_vlan),
+            (Some("access"), Some(120), None)
+        );
+        let s = parse(plain, spec, "Gi1/0/5", &[pvid_only]).unwrap();
+        assert_eq!(
+            (s.mode.as_deref(), s.native_vlan),
+            (Some("trunk"), Some(120))
+        );
+        let tagged = "interface Gi1/0/5\n switchport mode general\n switchport general pvid 110\n switchport general allowed vlan add 120 tagged\n".to_string();
+        let s = parse(&general, spec, "Gi1/0/5", &[tagged]).unwrap();
+        assert_eq!(
+            (s.mode.as_deref(), s.native_vlan),
+            (Some("trunk"), Some(110))
+        );
     }
 
     /// NX-OS and EOS do not print the default `switchport mode access`; OS10's access VLAN
