@@ -322,6 +322,11 @@ PrintMotd no
 PrintLastLog no
 UseDNS no
 LogLevel VERBOSE
+# The login shell runs ForceCommand; as bash under sshd it would source the user's ~/.bashrc
+# (Debian builds bash to), whose start-up (pyenv init, say) then sits in front of every
+# login prompt and can stall it behind a stale lock. A switch has no such shell: with
+# SHLVL=1 bash does not take itself for an sshd session shell and skips it.
+SetEnv SHLVL=1
 ",
         host_keys = host_keys
             .iter()
