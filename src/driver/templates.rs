@@ -1302,7 +1302,8 @@ impl TemplatePlan<'_> {
         deadline: Instant,
         transcript: &mut Transcript,
     ) -> bool {
-        if let Ok(Some(now)) = read_states(session, self.platform, checks, deadline, transcript) {
+        if let Ok(Some(now)) = read_states(session, &self.configured, checks, deadline, transcript)
+        {
             if now.len() == before.len() && now.iter().zip(before).all(|(a, b)| same_l2(a, b)) {
                 return true;
             }
