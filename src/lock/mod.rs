@@ -243,12 +243,7 @@ pub fn try_acquire(
 ) -> Result<Option<DeviceLock>, LockError> {
     ensure_dir(dir)?;
     for slot in 0..slots.max(1) {
-        let path = slot_path(dir, device, slot);
-        let file =
-            trust::open_nofollow(&path, Role::LockDir, false, 0o640).map_err(|e| match e {
-                OpenError::Untrusted(c) => LockError::Untrusted(c),
-                OpenError::Io(source) => io(&path)(source),
-            })?;
+        let (path, file) = open_slot(dir, device, slot)?;
         match file.try_lock() {
             Ok(()) => return take(file, slot, path, holder).map(Some),
             Err(TryLockError::WouldBlock) => {}
@@ -335,12 +330,7 @@ pub fn wait_for_slots<T: Send + 'static>(
 ) -> Result<(), LockError> {
     ensure_dir(dir)?;
     for slot in 0..slots.max(1) {
-        let path = slot_path(dir, device, slot);
-        let file =
-            trust::open_nofollow(&path, Role::LockDir, false, 0o640).map_err(|e| match e {
-                OpenError::Untrusted(c) => LockError::Untrusted(c),
-                OpenError::Io(source) => io(&path)(source),
-            })?;
+        let (path, file) = open_slot(dir, device, slot)?;
         let tx = tx.clone();
         let holder = holder.clone();
         let at = path.clone();
@@ -356,6 +346,17 @@ pub fn wait_for_slots<T: Send + 'static>(
             .map_err(io(&at))?;
     }
     Ok(())
+}
+
+/// Opens slot `slot` of `device`'s lock files (created when missing; never through a
+/// symlink, and only in a lock directory Mercury trusts).
+fn open_slot(dir: &Path, device: &str, slot: u32) -> Result<(PathBuf, File), LockError> {
+    let path = slot_path(dir, device, slot);
+    let file = trust::open_nofollow(&path, Role::LockDir, false, 0o640).map_err(|e| match e {
+        OpenError::Untrusted(c) => LockError::Untrusted(c),
+        OpenError::Io(source) => io(&path)(source),
+    })?;
+    Ok((path, file))
 }
 
 /// `flock(LOCK_EX)`, blocking; a signal that interrupts the wait (EINTR) does not end it.

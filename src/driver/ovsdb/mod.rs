@@ -161,6 +161,15 @@ pub fn prepare(
                     "port {port} is the bridge's own internal port"
                 )));
             }
+            // The node a plug is marked for, and the node an unplug must find the port
+            // marked for (a representor another node holds is refused).
+            let node = req
+                .meta
+                .node_uuid
+                .as_deref()
+                .map(|u| crate::request::validate::uuid("node_uuid", u))
+                .transpose()
+                .map_err(|e| Unsupported(e.0))?;
             let intent = if req.op == Op::PlugPort {
                 platform.require("plug")?;
                 let vif = p
@@ -175,13 +184,6 @@ pub fn prepare(
                     .map(|m| crate::request::validate::mac("mac", m))
                     .transpose()
                     .map_err(|e| Unsupported(e.0))?;
-                let node = req
-                    .meta
-                    .node_uuid
-                    .as_deref()
-                    .map(|u| crate::request::validate::uuid("node_uuid", u))
-                    .transpose()
-                    .map_err(|e| Unsupported(e.0))?;
                 Intent::Plug {
                     vlan: p.vlan.map(|v| v.get()),
                     ids: BTreeMap::from([
@@ -194,13 +196,6 @@ pub fn prepare(
                 }
             } else {
                 platform.require("unplug")?;
-                let node = req
-                    .meta
-                    .node_uuid
-                    .as_deref()
-                    .map(|u| crate::request::validate::uuid("node_uuid", u))
-                    .transpose()
-                    .map_err(|e| Unsupported(e.0))?;
                 Intent::Unplug { node }
             };
             out.targets.push(Target {
