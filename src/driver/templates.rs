@@ -956,23 +956,16 @@ impl TemplatePlan<'_> {
             ))
             .into());
         };
-        let line = match self.platform.kind {
-            Kind::Cli => Line::cli(show.as_str()),
-            Kind::Exec | Kind::Ovsdb => Line::words(show),
-        };
-        let (segment, outputs) = session.read(&[line], spec.mode.as_deref(), deadline);
-        transcript.append(segment.transcript);
-        segment.result?;
+        let text = self.read_vlan_table(session, spec, show, deadline, transcript)?;
         let device = &self.device.name;
         let mut plan = self.plan.clone();
-        if !session.is_dry() {
-            let table =
-                verify::parse::vlan_table(spec, &outputs.join("\n")).map_err(|message| {
-                    SessionError::Unparsable {
-                        line: show.clone(),
-                        message,
-                    }
-                })?;
+        if let Some(text) = text {
+            let table = verify::parse::vlan_table(spec, &text).map_err(|message| {
+                SessionError::Unparsable {
+                    line: show.clone(),
+                    message,
+                }
+            })?;
             let id = network.vlan.get();
             let names: Vec<&String> = table
                 .iter()
@@ -1181,6 +1174,26 @@ impl TemplatePlan<'_> {
 }
 
 impl TemplatePlan<'_> {
+    /// Sends the platform's VLAN-table show line (`verify.vlan_table`) and returns its
+    /// output; `None` in a dry run, which reads nothing.
+    fn read_vlan_table(
+        &self,
+        session: &mut Session,
+        spec: &crate::catalog::VerifySpec,
+        show: &str,
+        deadline: Instant,
+        transcript: &mut Transcript,
+    ) -> Result<Option<String>, Failure> {
+        let line = match self.platform.kind {
+            Kind::Cli => Line::cli(show),
+            Kind::Exec | Kind::Ovsdb => Line::words(show),
+        };
+        let (segment, outputs) = session.read(&[line], spec.mode.as_deref(), deadline);
+        transcript.append(segment.transcript);
+        segment.result?;
+        Ok((!session.is_dry()).then(|| outputs.join("\n")))
+    }
+
     /// VLANs the change puts on its ports that the device does not have, read from its VLAN
     /// table (platforms that declare `verify.vlan_table`): with `manage_vlans` they are
     /// created first, in the same session (named `vlan<N>`, as `add_network` names them);
@@ -1204,17 +1217,9 @@ impl TemplatePlan<'_> {
         if needed.is_empty() || plan.lines.is_empty() {
             return Ok((plan, Vec::new()));
         }
-        let line = match self.platform.kind {
-            Kind::Cli => Line::cli(show.as_str()),
-            Kind::Exec | Kind::Ovsdb => Line::words(show),
-        };
-        let (segment, outputs) = session.read(&[line], spec.mode.as_deref(), deadline);
-        transcript.append(segment.transcript);
-        segment.result?;
-        if session.is_dry() {
+        let Some(text) = self.read_vlan_table(session, spec, show, deadline, transcript)? else {
             return Ok((plan, Vec::new()));
-        }
-        let text = outputs.join("\n");
+        };
         let have =
             verify::parse::vlan_ids(spec, &text).map_err(|message| SessionError::Unparsable {
                 line: show.clone(),
