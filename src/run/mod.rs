@@ -592,14 +592,7 @@ impl Job<'_> {
         platform: &Platform,
         prepared: &dyn driver::Prepared,
     ) -> Result<(), Error> {
-        let settings = Settings {
-            device: device.name.clone(),
-            command_timeout: device.command_timeout,
-            deadline: Instant::now() + device.request_timeout,
-            enable_secret: None,
-            secrets: Vec::new(),
-            save: device.save_config && prepared.mutates(),
-        };
+        let settings = dry_settings(device, prepared);
         let (mut session, opened) = Session::dry(platform, &settings);
         let mut transcript = opened.transcript;
         // A dry run sends nothing: what a change would remove is unknown, policy says
@@ -770,6 +763,19 @@ fn session_settings(device: &Device, save: bool) -> Result<(Secrets, Settings), 
         save,
     };
     Ok((secrets, settings))
+}
+
+/// The session settings of a dry run on `device`: no secrets (nothing is sent), and a
+/// save only where the real run would save.
+pub(crate) fn dry_settings(device: &Device, prepared: &dyn driver::Prepared) -> Settings {
+    Settings {
+        device: device.name.clone(),
+        command_timeout: device.command_timeout,
+        deadline: Instant::now() + device.request_timeout,
+        enable_secret: None,
+        secrets: Vec::new(),
+        save: device.save_config && prepared.mutates(),
+    }
 }
 
 #[cfg(test)]

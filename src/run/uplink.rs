@@ -785,14 +785,7 @@ impl Job<'_> {
         platform: &Platform,
         prepared: &dyn Prepared,
     ) -> Result<(), Error> {
-        let settings = Settings {
-            device: device.name.clone(),
-            command_timeout: device.command_timeout,
-            deadline: Instant::now() + device.request_timeout,
-            enable_secret: None,
-            secrets: Vec::new(),
-            save: device.save_config && prepared.mutates(),
-        };
+        let settings = super::dry_settings(device, prepared);
         let (mut session, opened) = Session::dry(platform, &settings);
         hop.absorb(opened.transcript);
         let applied = prepared.apply(&mut session, settings.deadline, &|_| Ok(()));
