@@ -903,14 +903,7 @@ impl Call<'_> {
     fn update_port_fields(&self, switch_id: &str, port: &str, l2: &L2) -> Map<String, Value> {
         let mut fields = self.port_fields(switch_id, port);
         fields.insert("op".into(), json!("update_port"));
-        fields.insert("mode".into(), json!(l2.mode));
-        fields.insert("native_vlan".into(), json!(l2.native_vlan));
-        if let Some(a) = l2.allowed_vlans.filter(|a| !a.is_empty()) {
-            fields.insert("allowed_vlans".into(), json!(a));
-        }
-        if let Some(d) = l2.default_vlan {
-            fields.insert("default_vlan".into(), json!(d));
-        }
+        insert_l2(&mut fields, l2);
         fields.insert("description".into(), json!(l2.description));
         fields
     }
@@ -931,14 +924,7 @@ impl Call<'_> {
         fields.insert("lag".into(), json!(lag));
         fields.insert("members".into(), json!([port]));
         fields.insert("aggregation_mode".into(), json!("lacp"));
-        fields.insert("mode".into(), json!(l2.mode));
-        fields.insert("native_vlan".into(), json!(l2.native_vlan));
-        if let Some(a) = l2.allowed_vlans.filter(|a| !a.is_empty()) {
-            fields.insert("allowed_vlans".into(), json!(a));
-        }
-        if let Some(d) = l2.default_vlan {
-            fields.insert("default_vlan".into(), json!(d));
-        }
+        insert_l2(&mut fields, l2);
         fields
     }
 
@@ -1041,6 +1027,19 @@ impl Call<'_> {
 
 /// Ironic's `SwitchNotFound` (code 404), worded as the stock service words it, with
 /// Mercury's reason and request id.
+/// The layer-2 settings of a port or LAG interface as Mercury request fields (an empty
+/// allowed list is left out: Ironic sends `[]` for an access port).
+fn insert_l2(fields: &mut Map<String, Value>, l2: &L2) {
+    fields.insert("mode".into(), json!(l2.mode));
+    fields.insert("native_vlan".into(), json!(l2.native_vlan));
+    if let Some(a) = l2.allowed_vlans.filter(|a| !a.is_empty()) {
+        fields.insert("allowed_vlans".into(), json!(a));
+    }
+    if let Some(d) = l2.default_vlan {
+        fields.insert("default_vlan".into(), json!(d));
+    }
+}
+
 fn switch_not_found(switch_id: &str, r: &Report) -> RpcError {
     RpcError {
         code: 404,
