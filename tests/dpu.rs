@@ -68,7 +68,13 @@ fn plug(lab: &Lab, port: &str, vif: &str, vlan: u16, node: &str) -> Ran {
 }
 
 fn unplug(lab: &Lab, port: &str) -> Ran {
-    lab.mercury([
+    unplug_with(lab, &[], port)
+}
+
+/// `unplug-port` of `port` on the card, after the global flags `pre` (`--check`, ...).
+fn unplug_with(lab: &Lab, pre: &[&str], port: &str) -> Ran {
+    let mut argv = pre.to_vec();
+    argv.extend([
         "unplug-port",
         "--device",
         "dpu-1",
@@ -76,8 +82,36 @@ fn unplug(lab: &Lab, port: &str) -> Ran {
         port,
         "--reason",
         "test",
+    ]);
+    lab.mercury(argv).run()
+}
+
+/// `plug-port pf0vf1` (VIF `vif-a`, VLAN 120) on the card from the command line, after the
+/// global flag `pre` (`--dry-run`, `--check`).
+fn plug_flagged(lab: &Lab, pre: &str) -> Ran {
+    lab.mercury([
+        pre,
+        "plug-port",
+        "--device",
+        "dpu-1",
+        "--port",
+        "pf0vf1",
+        "--vif-id",
+        "vif-a",
+        "--vlan",
+        "120",
+        "--reason",
+        "test",
     ])
     .run()
+}
+
+/// Whether a list of lines (a hop's `lines`) has one containing `needle`.
+fn lists(list: &Value, needle: &str) -> bool {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .any(|l| l.as_str().unwrap().contains(needle))
 }
 
 /// The uplink as the simulator keeps it: (mode, allowed VLANs).
@@ -605,39 +639,10 @@ fn dry_run_shows_both_hops_and_touches_neither() {
     let lab = lab(&ovs, "", "");
     let before_switch = lab.state("leaf");
     let before_card = ovs.dump();
-    let v = lab
-        .mercury([
-            "--dry-run",
-            "plug-port",
-            "--device",
-            "dpu-1",
-            "--port",
-            "pf0vf1",
-            "--vif-id",
-            "vif-a",
-            "--vlan",
-            "120",
-            "--reason",
-            "test",
-        ])
-        .run()
-        .expect(0);
-    let up = hop(&v, "uplink");
-    let card = hop(&v, "card");
+    let v = plug_flagged(&lab, "--dry-run").expect(0);
+    assert!(lists(&hop(&v, "uplink")["lines"], "allowed vlan"), "{v}");
     assert!(
-        up["lines"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|l| l.as_str().unwrap().contains("allowed vlan")),
-        "{v}"
-    );
-    assert!(
-        card["lines"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|l| l.as_str().unwrap().contains("add-port br-int pf0vf1")),
+        lists(&hop(&v, "card")["lines"], "add-port br-int pf0vf1"),
         "{v}"
     );
     assert_eq!(lab.state("leaf"), before_switch);
@@ -651,23 +656,7 @@ fn check_mode_reads_both_devices_predicts_both_hops_and_sends_nothing() {
     trunk(&lab, "110");
     let before_switch = lab.state("leaf")["running"].clone();
     let before_card = ovs.dump();
-    let v = lab
-        .mercury([
-            "--check",
-            "plug-port",
-            "--device",
-            "dpu-1",
-            "--port",
-            "pf0vf1",
-            "--vif-id",
-            "vif-a",
-            "--vlan",
-            "120",
-            "--reason",
-            "test",
-        ])
-        .run()
-        .expect(0);
+    let v = plug_flagged(&lab, "--check").expect(0);
     assert_eq!(v["changed"], true, "a prediction: {v}");
     for name in ["uplink", "card"] {
         let h = hop(&v, name);
@@ -678,10 +667,9 @@ fn check_mode_reads_both_devices_predicts_both_hops_and_sends_nothing() {
             "{name}: {v}"
         );
     }
+    let would_send = hop(&v, "uplink")["data"]["would_send"].as_array().unwrap();
     assert!(
-        hop(&v, "uplink")["data"]["would_send"]
-            .as_array()
-            .unwrap()
+        would_send
             .iter()
             .any(|l| l == "switchport trunk allowed vlan add 120"),
         "{v}"
@@ -704,19 +692,7 @@ fn check_mode_reads_both_devices_predicts_both_hops_and_sends_nothing() {
     plug(&lab, "pf0vf1", "vif-a", 120, NODE_A).expect(0);
     let before_switch = lab.state("leaf")["running"].clone();
     let before_card = ovs.dump();
-    let v = lab
-        .mercury([
-            "--check",
-            "unplug-port",
-            "--device",
-            "dpu-1",
-            "--port",
-            "pf0vf1",
-            "--reason",
-            "test",
-        ])
-        .run()
-        .expect(0);
+    let v = unplug_with(&lab, &["--check"], "pf0vf1").expect(0);
     assert_eq!(hop(&v, "uplink")["vlans"], serde_json::json!([120]), "{v}");
     assert_eq!(hop(&v, "uplink")["changed"], true, "{v}");
     assert_eq!(lab.state("leaf")["running"], before_switch);
