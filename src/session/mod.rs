@@ -522,9 +522,7 @@ impl<'a> Session<'a> {
             }
             Inner::Exec(s) => {
                 s.deadline = deadline;
-                lines
-                    .iter()
-                    .try_for_each(|l| s.run_line(l).map(|out| outputs.push(out)))
+                s.read(lines, &mut outputs)
             }
         };
         match &result {
