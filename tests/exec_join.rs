@@ -119,6 +119,78 @@ fn hostile_arguments_reach_the_simulator_as_one_argument_each_in_one_channel() {
     assert!(outputs[0].contains("VLAN ID"), "{:?}", outputs[0]);
 }
 
+/// The second of three joined lines fails on the simulator (click's `Error: Vlan130 does
+/// not exist`, exit 2 — a configuration line, only to have a refusal to attribute):
+/// the error is that line's, with the simulator's own stderr; the third never ran (the
+/// device did not receive it); the first kept its output; one channel.
+#[test]
+fn a_failure_on_the_second_of_three_joined_lines_is_attributed_to_it() {
+    let lab = Lab::new(&[]);
+    let argv = vec![
+        sim_bin().display().to_string(),
+        "--platform".into(),
+        "sonic".into(),
+        "--state".into(),
+        lab.path("leaf.json").display().to_string(),
+        "--transcript".into(),
+        lab.path("leaf.transcript").display().to_string(),
+    ];
+    let catalog = Catalog::builtin().unwrap();
+    let settings = settings();
+    let (mut session, opened) = Session::open(
+        Connection::Exec(Box::new(CommandExec::new(argv))),
+        catalog.get("sonic").unwrap(),
+        &settings,
+    );
+    opened.result.unwrap();
+    let line = |words: &[&str]| Line::exec(words.iter().map(|w| w.to_string()).collect());
+    let lines = [
+        line(&["show", "vlan", "brief"]),
+        line(&[
+            "sudo",
+            "-n",
+            "config",
+            "vlan",
+            "member",
+            "add",
+            "130",
+            "Ethernet20",
+        ]),
+        line(&["show", "interfaces", "status", "Ethernet20"]),
+    ];
+    let (segment, outputs) = session.read(&lines, None, Instant::now() + Duration::from_secs(60));
+    match segment.result {
+        Err(SessionError::Rejected { line, indicator }) => {
+            assert_eq!(line, lines[1].text);
+            assert!(
+                indicator.contains("Error: Vlan130 does not exist"),
+                "{indicator}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(outputs.len(), 1);
+    assert!(outputs[0].contains("VLAN ID"), "{:?}", outputs[0]);
+    let recorded: Vec<&str> = segment
+        .transcript
+        .commands
+        .iter()
+        .map(|c| c.input.as_str())
+        .collect();
+    assert_eq!(recorded, [lines[0].text.as_str(), lines[1].text.as_str()]);
+    assert!(
+        segment.transcript.commands[1]
+            .output
+            .ends_with("Error: Vlan130 does not exist"),
+        "{:?}",
+        segment.transcript.commands[1]
+    );
+    let r = records(&lab, "leaf");
+    let received: Vec<&str> = r.iter().map(|(_, l)| l.as_str()).collect();
+    assert_eq!(received, [lines[0].text.as_str(), lines[1].text.as_str()]);
+    assert_eq!(sessions(&r), 1);
+}
+
 /// POSIX word splitting for the quoting the simulator records (single quotes, double
 /// quotes, backslashes).
 fn shell_words(line: &str) -> Vec<String> {

@@ -312,11 +312,12 @@ fn session(s: Settings, call: Option<u64>) -> i32 {
             return 70;
         }
     };
-    let session = match call
-        .map(Ok)
-        .map(Ok)
-        .unwrap_or_else(|| store.session_start(s.faults.max_sessions))
-    {
+    // A script's command belongs to the script's session: the device counts the channel once.
+    let started = match call {
+        Some(id) => Ok(Ok(id)),
+        None => store.session_start(s.faults.max_sessions),
+    };
+    let session = match started {
         Ok(Ok(id)) => id,
         Ok(Err(active)) => {
             platform::refuse_session(platform, active);

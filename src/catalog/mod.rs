@@ -975,6 +975,45 @@ mod tests {
         }
     }
 
+    /// `exec_shell` is for exec platforms, and only `posix` is known.
+    #[test]
+    fn exec_shell_is_linted_to_exec_platforms_and_checked_at_load() {
+        let text = MINI.replace(
+            "save_mode = \"exec\"",
+            "save_mode = \"exec\"\nexec_shell = \"posix\"",
+        );
+        let mut c = Catalog::default();
+        c.add_text("test", &text).unwrap();
+        let problems = c.lint().join("\n");
+        assert!(
+            problems.contains("exec_shell: only exec platforms run their lines in a shell"),
+            "{problems}"
+        );
+        let mut c = Catalog::default();
+        c.add_text(
+            "test",
+            &MINI.replace(
+                "save_mode = \"exec\"",
+                "save_mode = \"exec\"\nexec_shell = \"bash\"",
+            ),
+        )
+        .unwrap();
+        assert!(
+            c.lint().join("\n").contains("exec_shell \"bash\""),
+            "{:?}",
+            c.lint()
+        );
+        let builtin = Catalog::builtin().unwrap();
+        for p in builtin.platforms().unwrap() {
+            assert_eq!(
+                p.exec_shell.is_some(),
+                p.kind == Kind::Exec,
+                "{}: every built-in exec platform runs on Linux behind sh -c",
+                p.name
+            );
+        }
+    }
+
     #[test]
     fn builtin_platforms_all_have_failure_indicators_and_samples() {
         let c = Catalog::builtin().unwrap();
