@@ -232,6 +232,41 @@ fn arista_eos_native_and_save() {
     assert_eq!(st["saved"], st["running"]);
 }
 
+/// EOS creates a missing access VLAN (`! Access VLAN does not exist. Creating vlan N`) but
+/// not a trunk's native or allowed VLAN.
+#[test]
+fn arista_eos_creates_a_missing_access_vlan_only() {
+    let t = Tmp::new("eos-missing");
+    let s = t.path("s.json");
+    let r = session(
+        "arista_eos",
+        &s,
+        &[
+            "configure terminal",
+            "interface Ethernet5",
+            "switchport access vlan 130",
+            "interface Ethernet6",
+            "switchport mode trunk",
+            "switchport trunk native vlan 140",
+            "switchport trunk allowed vlan 150",
+            "end",
+        ],
+    );
+    assert!(
+        r.stdout
+            .contains("\n! Access VLAN does not exist. Creating vlan 130\n"),
+        "{}",
+        r.stdout
+    );
+    let st = state(&s);
+    assert!(st["running"]["vlans"]["130"].is_object());
+    for v in ["140", "150"] {
+        assert!(st["running"]["vlans"][v].is_null(), "VLAN {v} not created");
+    }
+    assert_eq!(port(&st, "Ethernet5")["access_vlan"], 130);
+    assert_eq!(port(&st, "Ethernet6")["native_vlan"], 140);
+}
+
 #[test]
 fn dell_os10_vlan_interface_and_trunk() {
     let t = Tmp::new("os10");
