@@ -9,7 +9,10 @@
 //! nonce and the line's `$?` on stdout and a marker on stderr; the script stops after the
 //! first line whose status is not zero. Each line's stdout, stderr and status are cut back
 //! out between the markers, recorded as its own command and judged as a line run alone is.
-//! Output cannot fake a marker: it would have to guess the nonce.
+//! Output cannot fake a marker: it would have to guess the nonce. A plan is not joined: a
+//! line refused by a failure indicator with exit status 0 would not stop the script, and a
+//! joined channel that times out or drops returns no output to say which lines took effect
+//! (docs/proof.md, "Joined apply: not done"). A dry run records read lines one by one.
 
 use std::io::Read;
 use std::time::Instant;
