@@ -1,18 +1,22 @@
 //! Round trips per operation per platform, counted by the device: a regression guard for
 //! the cost of a change that is not a timing test.
 //!
-//! Mercury waits for the device's answer (a prompt, an exec channel's exit) after every
-//! line it sends, so each line the simulator receives is one round trip; the simulator's
-//! transcript records every received line with its session. For every platform of the
-//! catalog this runs the operations Ironic uses most — create a VLAN, attach a port
-//! (access), detach it — with read before write (the default) and with `--no-verify`, and
-//! compares the counts with the snapshot `tests/snapshots/round_trips__round_trips.snap`.
-//! A change that adds a line to any of them (a prompt probe, a second visit to config mode,
-//! a read that needs a mode change) fails here until the snapshot is reviewed and
-//! accepted. Each count is also checked against the `round_trips` Mercury reports.
+//! The simulator's transcript records every line it receives, and whether it had to wait
+//! for it (`waited`: nothing of the line had arrived when its CLI asked for the next one)
+//! or found it typed ahead behind the previous line. A line waited for is one round trip;
+//! lines Mercury pipelines (the reads and navigation of a `type_ahead` platform, sent in
+//! one batch) cost one together. For every platform of the catalog this runs the
+//! operations Ironic uses most — create a VLAN, attach a port (access), detach it — with
+//! read before write (the default) and with `--no-verify`, and compares lines received
+//! and round trips with the snapshot `tests/snapshots/round_trips__round_trips.snap`. A
+//! change that adds a line or a wait to any of them (a prompt probe, a second visit to
+//! config mode, a read that needs a mode change) fails here until the snapshot is reviewed
+//! and accepted. The device's count is also checked against the `round_trips` Mercury
+//! reports (which counts the wait for the login prompt, not the final `exit`).
 //!
 //! The table's last column is what read before write costs over a plain write, in round
-//! trips; issue 18 wants it at most 1 where the CLI can read in configuration mode.
+//! trips; issues 14 and 18 want it at most 1 where the CLI allows, and
+//! `type_ahead_reads_cost_at_most_one_round_trip` holds every `type_ahead` platform to it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -58,31 +62,48 @@ const PLATFORMS: &[(&str, [&str; 2])] = &[
     ("supermicro_smis", ["Gi0/5", "Gi0/6"]),
 ];
 
-/// Runs one operation and returns the lines the device received for it (its round trips)
-/// and Mercury's own count in the result (`round_trips`: it also counts the wait for the
-/// login prompt, not the final `exit`, which no prompt answers).
-fn measure(lab: &Lab, seen: &mut usize, args: &[&str]) -> (usize, usize) {
+/// What the device counted for one operation.
+#[derive(Clone, Copy)]
+struct Count {
+    /// Lines received.
+    lines: usize,
+    /// Lines it had to wait for (round trips, by the device).
+    waits: usize,
+    /// Mercury's own `round_trips`.
+    reported: usize,
+}
+
+/// Runs one operation and returns what the device received for it.
+fn measure(lab: &Lab, seen: &mut usize, args: &[&str]) -> Count {
     let mut argv = args.to_vec();
     argv.extend(["--device", "leaf", "--reason", "round-trips"]);
     let r = lab.mercury(&argv).run();
     assert_eq!(r.code, 0, "{args:?}: {}{}", r.stdout, r.stderr);
     let text = std::fs::read_to_string(lab.path("leaf.transcript")).unwrap_or_default();
-    let total = text.lines().filter(|l| !l.trim().is_empty()).count();
-    let lines = total - *seen;
-    *seen = total;
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let new = &records[*seen..];
+    *seen = records.len();
+    let waits = new.iter().filter(|r| r["waited"] == true).count();
     let reported = r.json()["round_trips"].as_u64().unwrap() as usize;
     assert!(
-        reported.abs_diff(lines) <= 1,
-        "{args:?}: the device received {lines} lines, Mercury reports {reported} round trips"
+        reported.abs_diff(waits) <= 1,
+        "{args:?}: the device waited {waits} times, Mercury reports {reported} round trips"
     );
-    (lines, reported)
+    assert!(waits <= new.len(), "{args:?}");
+    Count {
+        lines: new.len(),
+        waits,
+        reported,
+    }
 }
 
-#[test]
-fn round_trips() {
-    let mut table = String::from(
-        "platform | op | lines received (read before write) | reported | lines received (--no-verify) | reported | extra\n",
-    );
+/// `(platform, op, read before write, --no-verify)` for every platform and operation.
+fn measure_all() -> Vec<(&'static str, &'static str, Count, Count)> {
+    let mut rows = Vec::new();
     for (platform, [p1, p2]) in PLATFORMS {
         let lab = Lab::new(&[SimDevice::new("leaf", platform)]);
         let mut seen = 0;
@@ -106,15 +127,47 @@ fn round_trips() {
             ),
         ];
         for (op, verified, plain) in ops {
-            let (v, vr) = measure(&lab, &mut seen, &verified);
+            let v = measure(&lab, &mut seen, &verified);
             let mut plain = plain;
             plain.push("--no-verify");
-            let (n, nr) = measure(&lab, &mut seen, &plain);
-            table.push_str(&format!(
-                "{platform} | {op} | {v} | {vr} | {n} | {nr} | {:+}\n",
-                v as i64 - n as i64
-            ));
+            let n = measure(&lab, &mut seen, &plain);
+            rows.push((*platform, op, v, n));
         }
     }
+    rows
+}
+
+#[test]
+fn round_trips() {
+    let rows = measure_all();
+    let mut table = String::from(
+        "platform | op | read before write: lines received | round trips (device) | reported | --no-verify: lines received | round trips (device) | reported | extra round trips\n",
+    );
+    for (platform, op, v, n) in &rows {
+        table.push_str(&format!(
+            "{platform} | {op} | {} | {} | {} | {} | {} | {} | {:+}\n",
+            v.lines,
+            v.waits,
+            v.reported,
+            n.lines,
+            n.waits,
+            n.reported,
+            v.waits as i64 - n.waits as i64
+        ));
+    }
     insta::assert_snapshot!(table);
+    // The target of issues 14 and 18: on a CLI that takes typed-ahead reads, reading
+    // before and after a write costs at most one round trip over the plain write.
+    let cat = mercury::catalog::Catalog::builtin().unwrap();
+    for (platform, op, v, n) in &rows {
+        let p = cat.get(platform).unwrap();
+        if p.type_ahead && *op != "add-network" {
+            assert!(
+                v.waits <= n.waits + 1,
+                "{platform} {op}: read before write costs {} round trips, the plain write {}",
+                v.waits,
+                n.waits
+            );
+        }
+    }
 }

@@ -246,6 +246,10 @@ pub struct Platform {
     pub lag_modes: BTreeMap<String, String>,
     /// The device echoes each line (a prompt before the echo is stale).
     pub echo: bool,
+    /// The CLI takes lines typed ahead and echoes each when its parser reads it, after the
+    /// previous line's output and prompt: reads and navigation may be sent in one batch
+    /// and their outputs split at each prompt followed by the next line's echo.
+    pub type_ahead: bool,
     /// Modes (CLI).
     pub modes: Vec<Mode>,
     /// Mode assumed right after login (dry-run plans start here).
