@@ -1131,6 +1131,8 @@ impl TemplatePlan<'_> {
         // The VLANs the ports need exist, or are created first (manage_vlans), or the change
         // is refused; a dry run lists the VLAN-table read a live run sends, and check mode
         // refuses what a live run would.
+        // Sent with the before-read (nothing comes back in a dry run): not sent again.
+        let table = table_line.is_some().then_some(table);
         let (plan, created) =
             self.create_missing_vlans(session, plan, table, deadline, transcript)?;
         if let (Some(before), true) = (&before, self.req.check) {
@@ -1220,12 +1222,13 @@ impl TemplatePlan<'_> {
     /// without it the request is refused before anything is sent (exit 77), so a port is
     /// never put in a VLAN that a strict platform refuses or a lenient one creates behind
     /// the network team's back.
-    /// `read`: the table's output when the before-read already fetched it.
+    /// `read`: the table was sent with the before-read, and its output (`None` in a dry
+    /// run, which reads nothing).
     fn create_missing_vlans(
         &self,
         session: &mut Session,
         mut plan: Plan,
-        read: Option<String>,
+        read: Option<Option<String>>,
         deadline: Instant,
         transcript: &mut Transcript,
     ) -> Result<(Plan, Vec<Vlan>), Failure> {
@@ -1240,7 +1243,8 @@ impl TemplatePlan<'_> {
             return Ok((plan, Vec::new()));
         }
         let text = match read {
-            Some(text) => text,
+            Some(Some(text)) => text,
+            Some(None) => return Ok((plan, Vec::new())),
             None => match self.read_vlan_table(session, spec, show, deadline, transcript)? {
                 Some(text) => text,
                 None => return Ok((plan, Vec::new())),
