@@ -486,9 +486,7 @@ impl<'a> CliSession<'a> {
             search = at + needle.len();
             // The echo is complete at its newline, with nothing but blanks after the line.
             let rest = &text[search..];
-            let Some(nl) = rest.find('\n') else {
-                return None;
-            };
+            let nl = rest.find('\n')?;
             if !rest[..nl].trim().is_empty() {
                 continue;
             }
