@@ -966,6 +966,29 @@ mod tests {
         }
     }
 
+    /// Lines typed ahead are told apart by their echoes: a CLI that does not echo cannot
+    /// take them, and parsing keeps the flag.
+    #[test]
+    fn lint_refuses_type_ahead_without_echo() {
+        let with = |extra: &str| {
+            let text = MINI.replace(
+                "save_mode = \"exec\"",
+                &format!("save_mode = \"exec\"\n{extra}"),
+            );
+            let mut c = Catalog::default();
+            c.add_text("test", &text).unwrap();
+            let typed = c.get("mini").unwrap().type_ahead;
+            (typed, c.lint().join("\n"))
+        };
+        let (typed, problems) = with("type_ahead = true\necho = false");
+        assert!(typed);
+        assert!(problems.contains("type_ahead needs"), "{problems}");
+        let (typed, problems) = with("type_ahead = true");
+        assert!(typed);
+        assert!(!problems.contains("type_ahead"), "{problems}");
+        assert!(!with("").0, "off unless declared");
+    }
+
     #[test]
     fn builtin_platforms_all_have_failure_indicators_and_samples() {
         let c = Catalog::builtin().unwrap();
