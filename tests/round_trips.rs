@@ -16,7 +16,7 @@
 //!
 //! The table's last column is what read before write costs over a plain write, in round
 //! trips; issues 14 and 18 want it at most 1 where the CLI allows, and
-//! `type_ahead_reads_cost_at_most_one_round_trip` holds every `type_ahead` platform to it.
+//! the test asserts it on every `type_ahead` platform.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
