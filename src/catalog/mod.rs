@@ -12,12 +12,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use regex::Regex;
-
 mod builtin;
 mod lint;
 pub mod options;
-mod pattern;
+pub mod pattern;
 pub mod ports;
 mod prompt;
 mod raw;
@@ -25,6 +23,7 @@ mod schema;
 mod table;
 mod template;
 
+pub use pattern::Pattern;
 pub use prompt::Prompt;
 pub use raw::{Kind, VlanListStyle};
 use raw::{RawCatalog, RawPlatform};
@@ -213,9 +212,9 @@ pub struct Response {
 #[derive(Debug, Clone)]
 pub struct Idempotent {
     /// An output line that says so.
-    pub output: Regex,
+    pub output: Pattern,
     /// The lines it applies to (`None`: every line).
-    pub line: Option<Regex>,
+    pub line: Option<Pattern>,
 }
 
 /// A platform, compiled and linted.
@@ -233,7 +232,7 @@ pub struct Platform {
     pub network_types: Vec<String>,
     /// Canonical port / interface names of this platform (from `port_names` when the
     /// platform has a table, else `port_pattern` as written).
-    pub port_pattern: Regex,
+    pub port_pattern: Pattern,
     /// The platform's interface types, abbreviations and spacing (`[port_names]`), from
     /// which [`Platform::canonical_port`] works; `None` where names are taken as they are
     /// (Linux interfaces, OVS ports).
@@ -241,7 +240,7 @@ pub struct Platform {
     /// How the LAG interface is named (`Port-channel{lag_id}`).
     pub lag_interface: Option<Template>,
     /// Recognises a LAG interface name and captures its number.
-    pub lag_pattern: Option<Regex>,
+    pub lag_pattern: Option<Pattern>,
     /// LAG aggregation mode keywords (`lacp` → `active`, `static` → `on`).
     pub lag_modes: BTreeMap<String, String>,
     /// The device echoes each line (a prompt before the echo is stale).
@@ -263,9 +262,9 @@ pub struct Platform {
     /// Questions answered automatically (confirmations, pagers).
     pub responses: Vec<Response>,
     /// Output lines that mean the device rejected a line.
-    pub failures: Vec<Regex>,
+    pub failures: Vec<Pattern>,
     /// Output lines that mean "try again later" (config database locked).
-    pub temporary_failures: Vec<Regex>,
+    pub temporary_failures: Vec<Pattern>,
     /// Lines sent right after login (paging, width).
     pub on_open: Vec<String>,
     /// The mode `on_open` is typed in, when not the login mode (SMIS turns paging off in
@@ -488,9 +487,48 @@ impl Platform {
         self.templates.contains_key(action) || self.actions.contains(action)
     }
 
+    /// Every pattern of the platform with where it comes from (the lint builds each one:
+    /// a run builds only those it matches, see [`pattern`]).
+    pub fn patterns(&self) -> Vec<(String, &Pattern)> {
+        let mut out = vec![("port_pattern".to_string(), &self.port_pattern)];
+        out.extend(self.lag_pattern.iter().map(|r| ("lag_pattern".into(), r)));
+        for m in &self.modes {
+            out.push((format!("modes.{}.prompt", m.name), &m.prompt.regex));
+        }
+        out.extend(
+            self.secret_prompt
+                .iter()
+                .map(|p| ("secret_prompt".into(), &p.regex)),
+        );
+        for (i, r) in self.responses.iter().enumerate() {
+            out.push((format!("responses[{i}].prompt"), &r.prompt.regex));
+        }
+        for (i, r) in self.failures.iter().enumerate() {
+            out.push((format!("failures[{i}]"), r));
+        }
+        for (i, r) in self.temporary_failures.iter().enumerate() {
+            out.push((format!("temporary_failures[{i}]"), r));
+        }
+        for (i, x) in self.idempotent.iter().enumerate() {
+            out.push((format!("idempotent[{i}].output"), &x.output));
+            out.extend(x.line.iter().map(|l| (format!("idempotent[{i}].line"), l)));
+        }
+        for t in self.port_names.iter().flat_map(|n| &n.types) {
+            out.push((format!("port_names.{}.number", t.name), &t.number));
+        }
+        for (name, o) in &self.options {
+            out.extend(
+                o.pattern
+                    .iter()
+                    .map(|r| (format!("options.{name}.pattern"), r)),
+            );
+        }
+        out
+    }
+
     /// The patterns of `idempotent` that apply after `line` (those without a `line`
     /// condition and those whose condition the line matches).
-    pub fn idempotent_for(&self, line: &str) -> Vec<Regex> {
+    pub fn idempotent_for(&self, line: &str) -> Vec<Pattern> {
         self.idempotent
             .iter()
             .filter(|i| i.line.as_ref().is_none_or(|l| l.is_match(line)))
@@ -1026,7 +1064,7 @@ mod tests {
         // Unpinned, the greedy host swallows part of the interface name.
         assert_eq!(p.matches("[leaf1-Eth-Trunk7]"), Some(Some("leaf1-Eth")));
         let pinned = p.pinned("leaf1").unwrap();
-        let host = |r: &Regex, t: &str| {
+        let host = |r: &Pattern, t: &str| {
             r.captures(t)
                 .and_then(|c| c.name("host").map(|m| m.as_str().to_string()))
         };
@@ -1121,6 +1159,50 @@ mod tests {
             assert_eq!(format!("{:?}", build()), format!("{raw:?}"), "{name}");
             assert_eq!(*aliases, raw.aliases.as_slice(), "{name}");
         }
+    }
+
+    /// Issue 18: a platform's patterns are built on first match, so resolving a port and
+    /// planning (what a dry run and a spooling waiter do) builds no prompt, question or
+    /// failure automaton.
+    #[test]
+    fn canonical_names_build_no_prompt_or_failure_pattern() {
+        let c = Catalog::builtin().unwrap();
+        let p = c.get("cisco_ios").unwrap();
+        assert_eq!(p.canonical_port("gi1/0/5").unwrap(), "GigabitEthernet1/0/5");
+        let built: Vec<String> = p
+            .patterns()
+            .into_iter()
+            .filter(|(_, r)| r.is_built())
+            .map(|(w, _)| w)
+            .collect();
+        assert!(
+            built.iter().all(|w| w.starts_with("port_")),
+            "built beyond the port names: {built:?}"
+        );
+        assert!(!p.failures.is_empty() && !p.modes.is_empty());
+        // The lint builds every one.
+        assert!(c.lint().is_empty());
+        assert!(p.patterns().iter().all(|(_, r)| r.is_built()));
+    }
+
+    #[test]
+    fn a_pattern_that_cannot_be_built_is_a_lint_error() {
+        let mut c = Catalog::builtin().unwrap();
+        c.add_text(
+            "test",
+            &MINI.replace(
+                "network_types = [\"vlan\"]",
+                "network_types = [\"vlan\"]\nfailures = ['(?:\\pL{100}){100}x']",
+            ),
+        )
+        .unwrap();
+        let problems = c.lint();
+        assert!(
+            problems
+                .iter()
+                .any(|m| m.starts_with("mini: failures[0]") && m.contains("size limit")),
+            "{problems:?}"
+        );
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub use exec::judge_status;
 use exec::ExecSession;
 use plan::{Line, Plan};
 
-use crate::catalog::{Channel, Platform};
+use crate::catalog::{Channel, Pattern, Platform};
 use crate::transport::{Connection, Ended, ExecOutput, TransportError};
 
 /// Longest wait for a device to end its session after the close lines.
@@ -622,7 +622,7 @@ impl<'a> Session<'a> {
 /// indicator, after the message lines just before it when the indicator is only a summary
 /// (Junos prints `Vlan with vlan-id 130 is not configured` before `error: commit failed`).
 /// Context headers (`[edit ...]`), quoted statements and caret lines are left out.
-pub(crate) fn describe_failure(patterns: &[regex::Regex], output: &str) -> Option<String> {
+pub(crate) fn describe_failure(patterns: &[Pattern], output: &str) -> Option<String> {
     let lines: Vec<&str> = output.lines().map(str::trim).collect();
     let at = lines
         .iter()
@@ -647,7 +647,7 @@ pub(crate) fn describe_failure(patterns: &[regex::Regex], output: &str) -> Optio
     Some(context.join(": "))
 }
 
-pub(crate) fn find_indicator(patterns: &[regex::Regex], output: &str) -> Option<String> {
+pub(crate) fn find_indicator(patterns: &[Pattern], output: &str) -> Option<String> {
     for line in output.lines() {
         if patterns.iter().any(|r| r.is_match(line)) {
             return Some(line.trim().to_string());
