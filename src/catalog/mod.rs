@@ -1027,6 +1027,50 @@ mod tests {
         assert!(!with("").0, "off unless declared");
     }
 
+    /// What each vendor prints when a port is put in a VLAN it does not have (sim/STATUS.md,
+    /// "Undefined VLANs, per vendor", names the sources) is a failure on that platform, as
+    /// the session judges a line (trimmed): a refusal these missed would be a half-applied
+    /// change reported as success. NVUE's lines carry no `Error:` and are caught whatever
+    /// the exit status.
+    #[test]
+    fn undefined_vlan_refusals_are_failure_indicators() {
+        let c = Catalog::builtin().unwrap();
+        for (platform, line) in [
+            ("juniper", "error: configuration check-out failed"),
+            (
+                "juniper",
+                "error: commit failed: (statements constraint check failed)",
+            ),
+            ("huawei", "Error: The VLAN does not exist."),
+            ("huawei_vrpv8", "Error: The VLAN does not exist."),
+            ("hpe_comware", "VLAN 130 does not exist."),
+            ("cumulus_nvue", "Invalid config [rev_id: 4]"),
+            (
+                "cumulus_nvue",
+                "  Config invalid at interface.swp1.link.breakout: '4x10G' is not of type 'object'",
+            ),
+            ("cumulus_nvue", "Failure during apply. Ignore? [y/N] N"),
+            ("cumulus_nvue", "apply_fail [rev_id: 5]"),
+            ("dell_os10", "% Error: vlan130 does not exist."),
+            ("aruba_aoscx", "VLAN 130 does not exist."),
+            ("mellanox_mlnxos", "% VLAN 130 does not exist"),
+            ("dell_powerconnect", "VLAN was not created by user"),
+            ("pluribus", "vlan-port-add: vlan 130 not found"),
+            ("sonic", "Error: Vlan130 does not exist"),
+        ] {
+            let p = c.get(platform).unwrap();
+            let line = line.trim();
+            assert!(
+                p.failures.iter().any(|r| r.is_match(line)),
+                "{platform}: {line:?} is not a failure"
+            );
+        }
+        // The words IOS prints when it creates the VLAN itself are not a refusal.
+        let ios = c.get("cisco_ios").unwrap();
+        let created = "% Access VLAN does not exist. Creating vlan 130";
+        assert!(!ios.failures.iter().any(|r| r.is_match(created)));
+    }
+
     #[test]
     fn builtin_platforms_all_have_failure_indicators_and_samples() {
         let c = Catalog::builtin().unwrap();
