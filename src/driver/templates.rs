@@ -8,6 +8,11 @@
 //! `interface` block per port however many actions it needs, networks and LAGs created
 //! before ports use them and deleted after. The platform's templates only say how each
 //! action is typed. Session concerns (modes, commit, save) are not here: see `session`.
+//!
+//! Reads are batched for the session: every checked port's show lines go in one
+//! `Session::read` (with the VLAN table when the change needs it, on `type_ahead`
+//! platforms), so that a CLI that takes typed-ahead lines reads before a change in one round
+//! trip, and after it in the same batch as the way out of configuration mode.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
