@@ -212,6 +212,7 @@ bake_struct!(RawPlatform {
     lag_pattern,
     lag_modes,
     echo,
+    type_ahead,
     modes,
     login_mode,
     config_mode,

@@ -1,21 +1,24 @@
 //! Round trips per operation per platform, counted by the device: a regression guard for
 //! the cost of a change that is not a timing test.
 //!
-//! Mercury waits for the device's answer (a prompt, an exec channel's exit) after every
-//! line it sends on a CLI, so each line the simulator receives is one round trip there; on
-//! an exec platform each exec channel is one round trip (a session of the simulator), and
-//! one channel may run several lines (a joined read). The simulator's transcript records
-//! every received line with its session; the last column shows the lines behind an exec
-//! platform's channels. For every platform of the
-//! catalog this runs the operations Ironic uses most — create a VLAN, attach a port
-//! (access), detach it — with read before write (the default) and with `--no-verify`, and
-//! compares the counts with the snapshot `tests/snapshots/round_trips__round_trips.snap`.
-//! A change that adds a line to any of them (a prompt probe, a second visit to config mode,
-//! a read that needs a mode change) fails here until the snapshot is reviewed and
-//! accepted. Each count is also checked against the `round_trips` Mercury reports.
+//! The simulator's transcript records every line it receives, and whether it had to wait
+//! for it (`waited`: nothing of the line had arrived when its CLI asked for the next one)
+//! or found it typed ahead behind the previous line. On a CLI a line waited for is one
+//! round trip; lines Mercury pipelines (the reads and navigation of a `type_ahead`
+//! platform, sent in one batch) cost one together. On an exec platform each exec channel is
+//! one round trip (one session of the simulator), however many lines it runs (a joined
+//! read of an `exec_shell` platform runs several). For every platform of the catalog this runs the
+//! operations Ironic uses most — create a VLAN, attach a port (access), detach it — with
+//! read before write (the default) and with `--no-verify`, and compares lines received
+//! and round trips with the snapshot `tests/snapshots/round_trips__round_trips.snap`. A
+//! change that adds a line or a wait to any of them (a prompt probe, a second visit to
+//! config mode, a read that needs a mode change) fails here until the snapshot is reviewed
+//! and accepted. The device's count is also checked against the `round_trips` Mercury
+//! reports (which counts the wait for the login prompt, not the final `exit`).
 //!
 //! The table's last column is what read before write costs over a plain write, in round
-//! trips; issue 18 wants it at most 1 where the CLI can read in configuration mode.
+//! trips; issues 14 and 18 want it at most 1 where the CLI allows, and
+//! the test asserts it on every `type_ahead` platform.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -61,30 +64,19 @@ const PLATFORMS: &[(&str, [&str; 2])] = &[
     ("supermicro_smis", ["Gi0/5", "Gi0/6"]),
 ];
 
-/// Exec platforms: every exec channel is one session of the simulator and one round trip,
-/// however many lines it runs (a joined read runs several).
-const EXEC: &[&str] = &[
-    "cumulus",
-    "cumulus_nvue",
-    "dell_enterprise_sonic",
-    "ovs_linux",
-    "sonic",
-];
-
-/// What the device saw of one operation.
-struct Seen {
-    /// Its round trips: lines received (CLI), exec channels (exec platforms).
-    round_trips: usize,
-    /// Lines (commands) received.
+/// What the device counted for one operation.
+#[derive(Clone, Copy)]
+struct Count {
+    /// Lines received.
     lines: usize,
-    /// Mercury's own count in the result.
+    /// Round trips, by the device: lines it had to wait for (CLI), exec channels (exec).
+    waits: usize,
+    /// Mercury's own `round_trips`.
     reported: usize,
 }
 
-/// Runs one operation and returns what the device saw of it and Mercury's own count in
-/// the result (`round_trips`: it also counts the wait for the login prompt, not the final
-/// `exit`, which no prompt answers).
-fn measure(lab: &Lab, platform: &str, seen: &mut usize, args: &[&str]) -> Seen {
+/// Runs one operation and returns what the device received for it.
+fn measure(lab: &Lab, exec: bool, seen: &mut usize, args: &[&str]) -> Count {
     let mut argv = args.to_vec();
     argv.extend(["--device", "leaf", "--reason", "round-trips"]);
     let r = lab.mercury(&argv).run();
@@ -97,36 +89,36 @@ fn measure(lab: &Lab, platform: &str, seen: &mut usize, args: &[&str]) -> Seen {
         .collect();
     let new = &records[*seen..];
     *seen = records.len();
-    let lines = new.len();
-    let round_trips = if EXEC.contains(&platform) {
+    let waits = if exec {
         let sessions: std::collections::BTreeSet<u64> =
             new.iter().map(|r| r["session"].as_u64().unwrap()).collect();
         sessions.len()
     } else {
-        lines
+        new.iter().filter(|r| r["waited"] == true).count()
     };
     let reported = r.json()["round_trips"].as_u64().unwrap() as usize;
     assert!(
-        reported.abs_diff(round_trips) <= 1,
-        "{args:?}: the device saw {round_trips} round trips ({lines} lines), Mercury reports {reported}"
+        reported.abs_diff(waits) <= 1,
+        "{args:?}: the device waited {waits} times, Mercury reports {reported} round trips"
     );
-    Seen {
-        round_trips,
-        lines,
+    assert!(waits <= new.len(), "{args:?}");
+    Count {
+        lines: new.len(),
+        waits,
         reported,
     }
 }
 
-#[test]
-fn round_trips() {
-    let mut table = String::from(
-        "platform | op | round trips seen (read before write) | reported | round trips seen (--no-verify) | reported | extra | exec lines received\n",
-    );
+/// `(platform, op, read before write, --no-verify)` for every platform and operation.
+fn measure_all() -> Vec<(&'static str, &'static str, Count, Count)> {
+    let mut rows = Vec::new();
+    let cat = mercury::catalog::Catalog::builtin().unwrap();
     for (platform, [p1, p2]) in PLATFORMS {
+        let exec = cat.get(platform).unwrap().kind == mercury::catalog::Kind::Exec;
         let lab = Lab::new(&[SimDevice::new("leaf", platform)]);
         let mut seen = 0;
         // VLAN 10 (the idle VLAN) first, so that detach costs the same on both ports.
-        measure(&lab, platform, &mut seen, &["add-network", "--vlan", "10"]);
+        measure(&lab, exec, &mut seen, &["add-network", "--vlan", "10"]);
         let ops: [(&str, Vec<&str>, Vec<&str>); 3] = [
             (
                 "add-network",
@@ -145,24 +137,47 @@ fn round_trips() {
             ),
         ];
         for (op, verified, plain) in ops {
-            let v = measure(&lab, platform, &mut seen, &verified);
+            let v = measure(&lab, exec, &mut seen, &verified);
             let mut plain = plain;
             plain.push("--no-verify");
-            let n = measure(&lab, platform, &mut seen, &plain);
-            let lines = if EXEC.contains(platform) {
-                format!("{} / {}", v.lines, n.lines)
-            } else {
-                "-".into()
-            };
-            table.push_str(&format!(
-                "{platform} | {op} | {} | {} | {} | {} | {:+} | {lines}\n",
-                v.round_trips,
-                v.reported,
-                n.round_trips,
-                n.reported,
-                v.round_trips as i64 - n.round_trips as i64
-            ));
+            let n = measure(&lab, exec, &mut seen, &plain);
+            rows.push((*platform, op, v, n));
         }
     }
+    rows
+}
+
+#[test]
+fn round_trips() {
+    let rows = measure_all();
+    let mut table = String::from(
+        "platform | op | read before write: lines received | round trips (device) | reported | --no-verify: lines received | round trips (device) | reported | extra round trips\n",
+    );
+    for (platform, op, v, n) in &rows {
+        table.push_str(&format!(
+            "{platform} | {op} | {} | {} | {} | {} | {} | {} | {:+}\n",
+            v.lines,
+            v.waits,
+            v.reported,
+            n.lines,
+            n.waits,
+            n.reported,
+            v.waits as i64 - n.waits as i64
+        ));
+    }
     insta::assert_snapshot!(table);
+    // The target of issues 14 and 18: on a CLI that takes typed-ahead reads, reading
+    // before and after a write costs at most one round trip over the plain write.
+    let cat = mercury::catalog::Catalog::builtin().unwrap();
+    for (platform, op, v, n) in &rows {
+        let p = cat.get(platform).unwrap();
+        if p.type_ahead && *op != "add-network" {
+            assert!(
+                v.waits <= n.waits + 1,
+                "{platform} {op}: read before write costs {} round trips, the plain write {}",
+                v.waits,
+                n.waits
+            );
+        }
+    }
 }

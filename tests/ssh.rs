@@ -92,6 +92,63 @@ fn attach_over_ssh_with_an_ed25519_key_and_pinned_host_key() {
     assert_eq!(v["warnings"], serde_json::json!([]), "{v}");
 }
 
+/// Behind sshd the simulator runs on a PTY, whose kernel echo would echo typed-ahead
+/// lines as they arrive; it switches that off and echoes each line as it reads it, as IOS
+/// does, so Mercury's pipelined reads work over a real PTY: the setup lines and the two
+/// show lines of the before-read each reach the device typed ahead (not waited for), and
+/// the after-read travels with `end`.
+#[test]
+fn typed_ahead_reads_over_a_pty_cost_one_round_trip() {
+    require_sshd!();
+    let (lab, _sshd) = ios_lab(&[], "");
+    add_vlan(&lab, "leaf", "120");
+    let v = attach(&lab, "leaf", "Gi1/0/5", "120").expect(0);
+    assert_eq!(v["changed"], true, "{v}");
+    assert_access_vlan(&lab, "leaf", "GigabitEthernet1/0/5", 120);
+    let outputs: Vec<(&str, &str)> = v["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["input"].as_str().unwrap(), c["output"].as_str().unwrap()))
+        .collect();
+    let vlan_table = outputs
+        .iter()
+        .find(|(i, _)| *i == "show vlan brief")
+        .unwrap();
+    assert!(vlan_table.1.contains("VLAN Name"), "{outputs:?}");
+    assert!(!vlan_table.1.contains("interface"), "{outputs:?}");
+    let text = std::fs::read_to_string(lab.path("leaf.transcript")).unwrap();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let last_session = records.last().unwrap()["session"].clone();
+    let waited: Vec<(String, bool)> = records
+        .iter()
+        .filter(|r| r["session"] == last_session)
+        .map(|r| (r["line"].as_str().unwrap().to_string(), r["waited"] == true))
+        .collect();
+    let ahead: Vec<&str> = waited
+        .iter()
+        .filter(|(_, w)| !w)
+        .map(|(l, _)| l.as_str())
+        .collect();
+    assert_eq!(
+        ahead,
+        [
+            "terminal width 511",
+            "show vlan brief",
+            "show running-config interface GigabitEthernet1/0/5"
+        ],
+        "{waited:?}"
+    );
+    let waits = waited.iter().filter(|(_, w)| *w).count() as u64;
+    assert!(
+        v["round_trips"].as_u64().unwrap().abs_diff(waits) <= 1,
+        "{v} {waited:?}"
+    );
+}
+
 #[test]
 fn ecdsa_and_rsa_keys_authenticate() {
     require_sshd!();

@@ -654,14 +654,51 @@ def rewrite(s):
 argv = sys.argv[1:]
 if EXEC:
     sys.exit(subprocess.call(argv[:-1] + [rewrite(argv[-1])]))
-p = subprocess.Popen(argv + ["--echo", "off"], stdin=subprocess.PIPE)
+import collections, os, threading
+# The simulator echoes each line when it reads it (lines typed ahead included); the echo of
+# a rewritten line is put back as sent, so that Mercury sees its own line echoed.
+p = subprocess.Popen(argv + ["--echo", "on"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+pending = collections.deque()
+lock = threading.Lock()
+def pump():
+    buf = b""
+    while True:
+        chunk = os.read(p.stdout.fileno(), 4096)
+        if not chunk:
+            break
+        buf += chunk
+        out = b""
+        while buf:
+            with lock:
+                head = pending[0] if pending else None
+            if head is None:
+                out, buf = out + buf, b""
+                break
+            new, orig = head
+            i = buf.find(new)
+            if i >= 0:
+                out, buf = out + buf[:i] + orig, buf[i + len(new):]
+                with lock:
+                    pending.popleft()
+                continue
+            # Hold back only a tail that may be the start of the echo.
+            k = next((n for n in range(min(len(new), len(buf)), 0, -1) if new.startswith(buf[-n:])), 0)
+            out, buf = out + buf[:len(buf) - k], buf[len(buf) - k:]
+            break
+        os.write(1, out)
+    os.write(1, buf)
+t = threading.Thread(target=pump)
+t.start()
 for line in sys.stdin:
-    sys.stdout.write(line.rstrip("\n") + "\r\n")
-    sys.stdout.flush()
-    p.stdin.write(rewrite(line).encode())
+    sent = rewrite(line)
+    with lock:
+        pending.append((sent.rstrip("\n").encode() + b"\r\n", line.rstrip("\n").encode() + b"\r\n"))
+    p.stdin.write(sent.encode())
     p.stdin.flush()
 p.stdin.close()
-sys.exit(p.wait())
+code = p.wait()
+t.join()
+sys.exit(code)
 "#;
 
 fn which(name: &str) -> Option<std::path::PathBuf> {

@@ -344,7 +344,7 @@ fn session(s: Settings, call: Option<u64>) -> i32 {
         interactive: s.command.is_none(),
     };
     let transcript = Transcript::new(s.transcript.clone());
-    let mut input = session::Input::new(Box::new(std::io::stdin()));
+    let mut input = session::Input::stdin();
     let mut cli = platform.new_cli(&env);
     let code = match &s.command {
         Some(cmd) if call.is_none() && cli.is_shell() && script::has_shell_syntax(cmd) => {
@@ -366,7 +366,14 @@ fn session(s: Settings, call: Option<u64>) -> i32 {
             let echo = match s.echo {
                 Echo::On => true,
                 Echo::Off => false,
-                Echo::Auto => !std::io::stdin().is_terminal(),
+                // A network OS echoes a line when its parser reads it (after the previous
+                // line's output and prompt), not when the bytes arrive as a tty's ECHO
+                // does: on a PTY the kernel's echo goes off and the CLI echoes itself.
+                // A Linux shell keeps the kernel's echo.
+                Echo::Auto if std::io::stdin().is_terminal() => {
+                    !cli.is_shell() && kernel_echo_off()
+                }
+                Echo::Auto => true,
             };
             session::interactive(
                 cli.as_mut(),
@@ -383,6 +390,19 @@ fn session(s: Settings, call: Option<u64>) -> i32 {
         store.session_end();
     }
     code
+}
+
+/// Switches the controlling PTY's echo off (the simulator echoes each line as it reads
+/// it); `false` when the terminal settings cannot be changed (the kernel keeps echoing).
+fn kernel_echo_off() -> bool {
+    use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions};
+    let stdin = std::io::stdin();
+    let Ok(mut t) = tcgetattr(&stdin) else {
+        return false;
+    };
+    t.local_modes
+        .remove(LocalModes::ECHO | LocalModes::ECHONL | LocalModes::ECHOE | LocalModes::ECHOK);
+    tcsetattr(&stdin, OptionalActions::Now, &t).is_ok()
 }
 
 /// On SIGTERM/SIGHUP/SIGINT, unregister the session and exit (128 + signal).

@@ -15,6 +15,11 @@ pub struct Input {
     pos: usize,
     skip_lf: bool,
     eof: bool,
+    /// The descriptor behind `src`, polled to learn whether a line was already there.
+    poll: Option<std::io::Stdin>,
+    /// The last line read had to be waited for: nothing of it had arrived when the CLI
+    /// asked for it.
+    pub waited: bool,
 }
 
 impl Input {
@@ -26,7 +31,45 @@ impl Input {
             pos: 0,
             skip_lf: false,
             eof: false,
+            poll: None,
+            waited: false,
         }
+    }
+
+    /// Read from stdin, polling it to tell a line typed ahead from one waited for.
+    pub fn stdin() -> Input {
+        Input {
+            poll: Some(std::io::stdin()),
+            ..Input::new(Box::new(std::io::stdin()))
+        }
+    }
+
+    /// Input is there already (buffered, or readable without blocking). Asked as soon as a
+    /// line has been read, before any of its answer goes out, `true` means the next line was
+    /// typed ahead; `false`, that the client waits for an answer before it sends the next
+    /// one: one round trip, counted by the device (a line that arrived before the answer
+    /// was written cannot be a reply to it).
+    pub fn ready(&self) -> bool {
+        !self.must_wait()
+    }
+
+    /// Nothing is buffered and nothing is readable yet: the CLI waits for its input.
+    fn must_wait(&self) -> bool {
+        if self.pos < self.buf.len() || self.eof {
+            return false;
+        }
+        let Some(stdin) = &self.poll else {
+            return true;
+        };
+        let mut fds = [rustix::event::PollFd::new(
+            stdin,
+            rustix::event::PollFlags::IN,
+        )];
+        let zero = rustix::event::Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        !matches!(rustix::event::poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
     }
 
     fn byte(&mut self) -> Option<u8> {
@@ -61,6 +104,7 @@ impl Input {
     /// Next line without its terminator; None at EOF with nothing read.
     pub fn read_line(&mut self) -> Option<String> {
         let mut line = Vec::new();
+        self.waited = self.must_wait();
         loop {
             let Some(b) = self.byte() else {
                 if line.is_empty() {
@@ -209,11 +253,13 @@ pub fn interactive(
 ) -> i32 {
     let mut term = Term::new(true);
     slow(env);
+    // Whether the next line was there before its answer (here: the login) went out.
+    let mut ahead = input.ready();
     term.write(&cli.banner());
     if env.faults.no_prompt_after_login {
         term.flush();
         while let Some(line) = input.read_line() {
-            transcript.record(session, "no-prompt", &line);
+            transcript.record(session, "no-prompt", &line, input.waited);
         }
         return 0;
     }
@@ -226,7 +272,10 @@ pub fn interactive(
             return 0;
         };
         n += 1;
-        transcript.record(session, &cli.mode(), &line);
+        transcript.record(session, &cli.mode(), &line, !ahead);
+        // Asked before anything of this line's answer goes out: a next line already there
+        // was sent without waiting for it.
+        ahead = input.ready();
         if hanging {
             continue;
         }
@@ -279,7 +328,9 @@ pub fn exec(
     let shell = cli.is_shell();
     let mut term = Term::new(!shell);
     cli.exec_context();
-    transcript.record(session, &cli.mode(), command);
+    // An exec line is its own channel: the device waited for it.
+    transcript.record(session, &cli.mode(), command, true);
+    let mut ahead = input.ready();
     slow(env);
     let mut out = Out::default();
     let flow = match handle_line(cli, store, env, command, &mut out) {
@@ -300,7 +351,8 @@ pub fn exec(
         term.write(&cli.prompt());
         term.flush();
         let answer = input.read_line().unwrap_or_default();
-        transcript.record(session, &cli.mode(), &answer);
+        transcript.record(session, &cli.mode(), &answer, !ahead);
+        ahead = input.ready();
         let mut o = Out::default();
         if let Err(e) = handle_line(cli, store, env, &answer, &mut o) {
             eprintln!("mercury-sim: {e}");

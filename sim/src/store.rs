@@ -221,8 +221,9 @@ impl Transcript {
         Transcript { path }
     }
 
-    /// Record one received line.
-    pub fn record(&self, session: u64, mode: &str, line: &str) {
+    /// Record one received line; `waited`: none of it had arrived when the CLI wanted it
+    /// (the device waited for input: one round trip), as against a line typed ahead.
+    pub fn record(&self, session: u64, mode: &str, line: &str, waited: bool) {
         let Some(path) = &self.path else { return };
         let ms = now_ms();
         let rec = serde_json::json!({
@@ -232,6 +233,7 @@ impl Transcript {
             "session": session,
             "mode": mode,
             "line": line,
+            "waited": waited,
         });
         let Ok(mut f) = OpenOptions::new().create(true).append(true).open(path) else {
             return;

@@ -319,6 +319,11 @@ fn lint_modes(p: &Platform) -> Vec<String> {
             out.push(format!("mode {}: enter/exit lines need a parent", m.name));
         }
     }
+    // Pipelined lines are told apart by their echoes: a CLI that does not echo, or an exec
+    // channel (one line per channel), cannot take them.
+    if p.type_ahead && (p.kind != Kind::Cli || !p.echo) {
+        out.push("type_ahead needs kind = \"cli\" and echo = true (outputs of lines sent together are split at each line's echo)".into());
+    }
     if let Some(m) = &p.on_open_mode {
         if p.mode(m).is_none() {
             out.push(format!("on_open_mode {m:?} is not a mode"));

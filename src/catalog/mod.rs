@@ -253,6 +253,10 @@ pub struct Platform {
     pub lag_modes: BTreeMap<String, String>,
     /// The device echoes each line (a prompt before the echo is stale).
     pub echo: bool,
+    /// The CLI takes lines typed ahead and echoes each when its parser reads it, after the
+    /// previous line's output and prompt: reads and navigation may be sent in one batch
+    /// and their outputs split at each prompt followed by the next line's echo.
+    pub type_ahead: bool,
     /// Modes (CLI).
     pub modes: Vec<Mode>,
     /// Mode assumed right after login (dry-run plans start here).
@@ -489,6 +493,13 @@ impl Platform {
         self.templates
             .get("network_delete")
             .is_some_and(|t| t.iter().any(|t| t.vars().any(|v| v == "vlan_name")))
+    }
+
+    /// Whether the show lines of one read cost one round trip together: typed ahead on a
+    /// `type_ahead` CLI, one joined script on an `exec_shell` exec platform (a transport
+    /// without a shell still runs them one by one).
+    pub fn batches_reads(&self) -> bool {
+        self.type_ahead || self.exec_shell.is_some()
     }
 
     /// Whether the platform carries out `action` (a template, or a driver action).
@@ -1050,6 +1061,29 @@ mod tests {
                 p.name
             );
         }
+    }
+
+    /// Lines typed ahead are told apart by their echoes: a CLI that does not echo cannot
+    /// take them, and parsing keeps the flag.
+    #[test]
+    fn lint_refuses_type_ahead_without_echo() {
+        let with = |extra: &str| {
+            let text = MINI.replace(
+                "save_mode = \"exec\"",
+                &format!("save_mode = \"exec\"\n{extra}"),
+            );
+            let mut c = Catalog::default();
+            c.add_text("test", &text).unwrap();
+            let typed = c.get("mini").unwrap().type_ahead;
+            (typed, c.lint().join("\n"))
+        };
+        let (typed, problems) = with("type_ahead = true\necho = false");
+        assert!(typed);
+        assert!(problems.contains("type_ahead needs"), "{problems}");
+        let (typed, problems) = with("type_ahead = true");
+        assert!(typed);
+        assert!(!problems.contains("type_ahead"), "{problems}");
+        assert!(!with("").0, "off unless declared");
     }
 
     /// What each vendor prints when a port is put in a VLAN it does not have (sim/STATUS.md,

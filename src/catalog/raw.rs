@@ -65,6 +65,7 @@ pub(super) struct RawPlatform {
     #[serde(default)]
     pub(super) lag_modes: BTreeMap<String, String>,
     pub(super) echo: Option<bool>,
+    pub(super) type_ahead: Option<bool>,
     #[serde(default)]
     pub(super) modes: Vec<RawMode>,
     pub(super) login_mode: Option<String>,

@@ -66,6 +66,7 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
             .transpose()?,
         lag_modes: r.lag_modes.clone(),
         echo: r.echo.unwrap_or(true),
+        type_ahead: r.type_ahead.unwrap_or(false),
         modes,
         login_mode,
         config_mode,

@@ -8,6 +8,12 @@
 //! `interface` block per port however many actions it needs, networks and LAGs created
 //! before ports use them and deleted after. The platform's templates only say how each
 //! action is typed. Session concerns (modes, commit, save) are not here: see `session`.
+//!
+//! Reads are batched for the session: every checked port's show lines go in one
+//! `Session::read` (with the VLAN table when the change needs it, where one read costs one
+//! round trip: `Platform::batches_reads`), so that a CLI that takes typed-ahead lines reads
+//! before a change in one round trip, and after it in the same batch as the way out of
+//! configuration mode, and an `exec_shell` platform reads on one exec channel.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -1057,7 +1063,20 @@ impl TemplatePlan<'_> {
         transcript: &mut Transcript,
         progress: &mut Progress,
     ) -> Result<Done, Failure> {
-        let before = read_states(session, &self.configured, checks, deadline, transcript)?;
+        // Where one read's lines cost one round trip together (typed ahead, or one joined
+        // exec script), the VLAN table the change may need goes with the ports' read: a
+        // before-read is one round trip.
+        let table_line = self.vlan_table_line().filter(|_| {
+            self.platform.batches_reads() && !needed_vlans(&self.req, self.device).is_empty()
+        });
+        let (before, table) = read_ports(
+            session,
+            &self.configured,
+            checks,
+            table_line.as_ref(),
+            deadline,
+            transcript,
+        )?;
         let (plan, checks) = match &before {
             None => (self.plan.clone(), checks.to_vec()),
             Some(states) => {
@@ -1119,7 +1138,10 @@ impl TemplatePlan<'_> {
         // The VLANs the ports need exist, or are created first (manage_vlans), or the change
         // is refused; a dry run lists the VLAN-table read a live run sends, and check mode
         // refuses what a live run would.
-        let (plan, created) = self.create_missing_vlans(session, plan, deadline, transcript)?;
+        // Sent with the before-read (nothing comes back in a dry run): not sent again.
+        let table = table_line.is_some().then_some(table);
+        let (plan, created) =
+            self.create_missing_vlans(session, plan, table, deadline, transcript)?;
         if let (Some(before), true) = (&before, self.req.check) {
             return Ok(predicted(name, device, &checks, before, &plan));
         }
@@ -1174,6 +1196,16 @@ impl TemplatePlan<'_> {
 }
 
 impl TemplatePlan<'_> {
+    /// The platform's VLAN-table show line (`verify.vlan_table`), if it declares one.
+    fn vlan_table_line(&self) -> Option<Line> {
+        let spec = self.platform.verify.spec(&self.platform.name).ok()?;
+        let show = spec.vlan_table.as_ref()?;
+        Some(match self.platform.kind {
+            Kind::Cli => Line::cli(show),
+            Kind::Exec | Kind::Ovsdb => Line::words(show),
+        })
+    }
+
     /// Sends the platform's VLAN-table show line (`verify.vlan_table`) and returns its
     /// output; `None` in a dry run, which reads nothing.
     fn read_vlan_table(
@@ -1184,10 +1216,7 @@ impl TemplatePlan<'_> {
         deadline: Instant,
         transcript: &mut Transcript,
     ) -> Result<Option<String>, Failure> {
-        let line = match self.platform.kind {
-            Kind::Cli => Line::cli(show),
-            Kind::Exec | Kind::Ovsdb => Line::words(show),
-        };
+        let line = self.vlan_table_line().unwrap_or_else(|| Line::cli(show));
         let (segment, outputs) = session.read(&[line], spec.mode.as_deref(), deadline);
         transcript.append(segment.transcript);
         segment.result?;
@@ -1200,10 +1229,13 @@ impl TemplatePlan<'_> {
     /// without it the request is refused before anything is sent (exit 77), so a port is
     /// never put in a VLAN that a strict platform refuses or a lenient one creates behind
     /// the network team's back.
+    /// `read`: the table was sent with the before-read, and its output (`None` in a dry
+    /// run, which reads nothing).
     fn create_missing_vlans(
         &self,
         session: &mut Session,
         mut plan: Plan,
+        read: Option<Option<String>>,
         deadline: Instant,
         transcript: &mut Transcript,
     ) -> Result<(Plan, Vec<Vlan>), Failure> {
@@ -1217,8 +1249,13 @@ impl TemplatePlan<'_> {
         if needed.is_empty() || plan.lines.is_empty() {
             return Ok((plan, Vec::new()));
         }
-        let Some(text) = self.read_vlan_table(session, spec, show, deadline, transcript)? else {
-            return Ok((plan, Vec::new()));
+        let text = match read {
+            Some(Some(text)) => text,
+            Some(None) => return Ok((plan, Vec::new())),
+            None => match self.read_vlan_table(session, spec, show, deadline, transcript)? {
+                Some(text) => text,
+                None => return Ok((plan, Vec::new())),
+            },
         };
         let have =
             verify::parse::vlan_ids(spec, &text).map_err(|message| SessionError::Unparsable {
@@ -1521,6 +1558,21 @@ fn read_states(
     deadline: Instant,
     transcript: &mut Transcript,
 ) -> Result<Option<Vec<PortState>>, SessionError> {
+    read_ports(session, platform, checks, None, deadline, transcript).map(|(s, _)| s)
+}
+
+/// [`read_states`], with `extra` (the VLAN-table show line) sent in the same read; its
+/// output too. Every port's show lines go in ONE [`Session::read`] (one round trip on a
+/// `type_ahead` platform), unless a port may be absent: its refused read is then told
+/// apart by reading port by port.
+fn read_ports(
+    session: &mut Session,
+    platform: &Platform,
+    checks: &[Check],
+    extra: Option<&Line>,
+    deadline: Instant,
+    transcript: &mut Transcript,
+) -> Result<(Option<Vec<PortState>>, Option<String>), SessionError> {
     let spec =
         platform
             .verify
@@ -1529,6 +1581,70 @@ fn read_states(
                 line: String::new(),
                 message,
             })?;
+    let per_port = checks
+        .iter()
+        .map(|c| {
+            show_lines(platform, spec, &c.port).map_err(|e| SessionError::Unparsable {
+                line: c.port.clone(),
+                message: e.0,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if checks.iter().any(|c| c.may_be_absent) {
+        let states = read_each(session, platform, spec, checks, deadline, transcript)?;
+        let table = match extra {
+            Some(line) => {
+                let (segment, outputs) =
+                    session.read(std::slice::from_ref(line), spec.mode.as_deref(), deadline);
+                transcript.append(segment.transcript);
+                segment.result?;
+                (!session.is_dry()).then(|| outputs.join("\n"))
+            }
+            None => None,
+        };
+        return Ok((states, table));
+    }
+    let mut all: Vec<Line> = per_port.iter().flatten().cloned().collect();
+    all.extend(extra.cloned());
+    let (segment, outputs) = session.read(&all, spec.mode.as_deref(), deadline);
+    transcript.append(segment.transcript);
+    segment.result?;
+    if session.is_dry() {
+        return Ok((None, None));
+    }
+    let mut rest = outputs.as_slice();
+    let mut states = Vec::new();
+    for (c, lines) in checks.iter().zip(&per_port) {
+        let (mine, after) = rest.split_at(lines.len().min(rest.len()));
+        rest = after;
+        match verify::parse(platform, spec, &c.port, mine) {
+            Ok(s) => states.push(s),
+            Err(message) => {
+                return Err(SessionError::Unparsable {
+                    line: lines
+                        .iter()
+                        .map(|l| l.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                    message,
+                })
+            }
+        }
+    }
+    let table = extra.map(|_| rest.join("\n"));
+    Ok((Some(states), table))
+}
+
+/// Reads the checked ports one by one (some may be absent: a refused read is an absent
+/// port).
+fn read_each(
+    session: &mut Session,
+    platform: &Platform,
+    spec: &crate::catalog::VerifySpec,
+    checks: &[Check],
+    deadline: Instant,
+    transcript: &mut Transcript,
+) -> Result<Option<Vec<PortState>>, SessionError> {
     let mut states = Vec::new();
     for c in checks {
         let lines = show_lines(platform, spec, &c.port).map_err(|e| SessionError::Unparsable {

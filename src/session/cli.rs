@@ -3,6 +3,18 @@
 //! its echo), in a bounded tail window. The mode is worked out once from the login prompt
 //! (which also pins the host name) and then tracked from each prompt.
 //!
+//! On a `type_ahead` platform the reads and the navigation to them (and the setup lines)
+//! go in one batch, one round trip: such a CLI echoes each typed-ahead line when its parser
+//! reads it, after the previous line's output and prompt. The stream is split into one
+//! output per line: a line's output ends at the prompt immediately followed by the next
+//! line's echo (the prompt pattern, anchored at the end, is matched on the text up to that
+//! echo), the last at the final prompt. Each navigation line's landing mode and each
+//! output's failure indicators are checked as for a line sent alone, and each line is
+//! recorded with its own output. A device that echoes the lines as they arrive (a tty's
+//! ECHO: every echo before the first output) never shows a prompt followed by an echo,
+//! so the batch times out rather than give a line another line's output. Configuration
+//! lines are never batched: a refusal must stop the plan at its line.
+//!
 //! Without a shell (a dry run) the same code runs and records every line it would send,
 //! taking each navigation line to land where the catalog says: there is one copy of the
 //! mode navigation, and `--dry-run` shows what a session sends when the device lands in the
@@ -51,6 +63,14 @@ struct Wait<'w> {
     secret: bool,
 }
 
+/// A line of a batch sent without waiting for its prompt.
+struct Ahead {
+    text: String,
+    /// Where a navigation line leads (checked against the prompt after it); `None`: a show
+    /// or setup line, judged by its output.
+    lands: Option<String>,
+}
+
 impl<'a> CliSession<'a> {
     pub(super) fn new(
         shell: Option<Box<dyn Shell>>,
@@ -81,15 +101,15 @@ impl<'a> CliSession<'a> {
                 secret: false,
             })?;
         }
-        if let Some(mode) = self.platform.on_open_mode.clone() {
-            if !self.platform.on_open.is_empty() {
-                self.goto(&mode)?;
-            }
+        if self.platform.on_open.is_empty() {
+            return Ok(());
         }
-        for line in &self.platform.on_open {
-            self.command(line)?;
-        }
-        Ok(())
+        let mode = self
+            .platform
+            .on_open_mode
+            .clone()
+            .unwrap_or_else(|| self.mode.clone());
+        self.visit(&mode, &self.platform.on_open).map(|_| ())
     }
 
     /// Configuration mode, the plan's lines and the commit; on failure the abort.
@@ -112,11 +132,50 @@ impl<'a> CliSession<'a> {
         outputs: &mut Vec<String>,
     ) -> Result<(), SessionError> {
         let target = mode.unwrap_or(&self.platform.save_mode).to_string();
-        self.goto(&target)?;
-        for l in lines {
-            outputs.push(self.send_and_wait(&l.text, false, None)?);
-        }
+        let texts: Vec<String> = lines.iter().map(|l| l.text.clone()).collect();
+        outputs.extend(self.visit(&target, &texts)?);
         Ok(())
+    }
+
+    /// Goes to `target` and sends `lines` there (show or setup lines, judged by their
+    /// outputs); their outputs. On a live `type_ahead` session with no secret to answer on
+    /// the way, all of it is one batch; else line by line.
+    fn visit(&mut self, target: &str, lines: &[String]) -> Result<Vec<String>, SessionError> {
+        if self.platform.type_ahead && self.shell.is_some() && self.mode != target {
+            let path = self.route(target)?;
+            if !path.iter().any(|(_, _, secret)| *secret) {
+                let nav = path.len();
+                let mut batch: Vec<Ahead> = path
+                    .into_iter()
+                    .map(|(text, lands, _)| Ahead {
+                        text,
+                        lands: Some(lands),
+                    })
+                    .collect();
+                batch.extend(lines.iter().map(|l| Ahead {
+                    text: l.clone(),
+                    lands: None,
+                }));
+                let mut outs = self.pipelined(&batch)?;
+                return Ok(outs.split_off(nav));
+            }
+        }
+        if self.platform.type_ahead && self.shell.is_some() && !lines.is_empty() {
+            let batch: Vec<Ahead> = lines
+                .iter()
+                .map(|l| Ahead {
+                    text: l.clone(),
+                    lands: None,
+                })
+                .collect();
+            return self.pipelined(&batch);
+        }
+        self.goto(target)?;
+        let mut outs = Vec::new();
+        for l in lines {
+            outs.push(self.send_and_wait(l, false, None)?);
+        }
+        Ok(outs)
     }
 
     /// Out of configuration mode, and save (when `save`).
@@ -207,20 +266,24 @@ impl<'a> CliSession<'a> {
         self.goto(&target)
     }
 
+    /// The catalog's transitions from the current mode to `target`: each line, the mode it
+    /// lands in, and whether it may ask for the enable secret.
+    fn route(&self, target: &str) -> Result<Vec<(String, String, bool)>, SessionError> {
+        self.platform
+            .path(&self.mode, target)
+            .ok_or_else(|| SessionError::UnexpectedMode {
+                line: String::new(),
+                expected: format!("a way from {} to {target}", self.mode),
+                actual: self.mode.clone(),
+            })
+    }
+
     /// Walks the catalog's transitions from the current mode to `target`.
     fn goto(&mut self, target: &str) -> Result<(), SessionError> {
         if self.mode == target {
             return Ok(());
         }
-        let path =
-            self.platform
-                .path(&self.mode, target)
-                .ok_or_else(|| SessionError::UnexpectedMode {
-                    line: String::new(),
-                    expected: format!("a way from {} to {target}", self.mode),
-                    actual: self.mode.clone(),
-                })?;
-        for (line, lands, secret) in path {
+        for (line, lands, secret) in self.route(target)? {
             self.send_and_wait(&line, secret, Some(&lands))?;
             if self.mode != lands {
                 return Err(SessionError::UnexpectedMode {
@@ -277,21 +340,196 @@ impl<'a> CliSession<'a> {
         if secret && find_indicator(&self.platform.failures, &output).is_some() {
             return Err(SessionError::SecretRefused);
         }
-        if let Some(ind) = find_indicator(&self.platform.temporary_failures, &output) {
+        self.judge(line, &output)?;
+        Ok(output)
+    }
+
+    /// Sends every line of `batch` at once (one round trip) and splits what comes back
+    /// into one output per line (see the module docs); each line is recorded with its own
+    /// output and checked as if sent alone. A refused line does not stop the split (the
+    /// rest of the batch was sent and its output must be consumed to keep the session in
+    /// step); the first refusal is returned after the final prompt. A navigation line that
+    /// lands elsewhere, a timeout or a lost connection end it at once.
+    fn pipelined(&mut self, batch: &[Ahead]) -> Result<Vec<String>, SessionError> {
+        let started = Instant::now();
+        let Some(first) = batch.first() else {
+            return Ok(Vec::new());
+        };
+        let payload: String = batch.iter().map(|a| format!("{}\n", a.text)).collect();
+        log::debug!(
+            "{}: send {} lines typed ahead, from {:?}",
+            self.settings.device,
+            batch.len(),
+            first.text
+        );
+        let sent = self.live()?.send(payload.as_bytes());
+        if let Err(e) = sent {
+            for a in batch {
+                self.record(&a.text, String::new(), started);
+            }
+            return Err(e.into());
+        }
+        self.transcript.round_trips += 1;
+        let deadline = (started + self.settings.command_timeout).min(self.deadline);
+        let mut cleaner = Cleaner::default();
+        let mut text = String::new();
+        let mut outputs = Vec::new();
+        // The line whose output is being read, and where that output starts (after its echo).
+        let mut i = 0usize;
+        let mut start = None;
+        let mut refused = None;
+        loop {
+            loop {
+                if start.is_none() {
+                    match find_echo(&text, &first.text) {
+                        Some(s) => start = Some(s),
+                        None => break,
+                    }
+                }
+                let Some(s) = start else { break };
+                let split = match batch.get(i + 1) {
+                    Some(next) => self.prompt_before_echo(&text, s, &next.text),
+                    None => {
+                        let tail_start =
+                            floor_char(&text, text.len().saturating_sub(TAIL_WINDOW).max(s));
+                        self.match_prompt(&text[tail_start..])
+                            .map(|(mode, host, at)| (mode, host, tail_start + at, text.len()))
+                    }
+                };
+                let Some((mode, host, prompt_at, next_start)) = split else {
+                    break;
+                };
+                self.pin(host);
+                self.mode = mode;
+                let out = text[s..prompt_at].trim_matches('\n').to_string();
+                let a = &batch[i];
+                self.record(&a.text, out.clone(), started);
+                if let Some(lands) = &a.lands {
+                    if &self.mode != lands {
+                        for rest in &batch[i + 1..] {
+                            self.record(&rest.text, String::new(), started);
+                        }
+                        return Err(SessionError::UnexpectedMode {
+                            line: a.text.clone(),
+                            expected: lands.clone(),
+                            actual: self.mode.clone(),
+                        });
+                    }
+                }
+                if refused.is_none() {
+                    refused = self.judge(&a.text, &out).err();
+                }
+                outputs.push(out);
+                i += 1;
+                if i == batch.len() {
+                    return match refused {
+                        Some(e) => Err(e),
+                        None => Ok(outputs),
+                    };
+                }
+                start = Some(next_start);
+            }
+            let awaited = format!("the prompt after {:?} (typed ahead)", batch[i].text);
+            let got = self.live()?.recv(deadline);
+            let failed = match got {
+                Ok(Chunk::Data(bytes)) => {
+                    cleaner.feed(&bytes, &mut text);
+                    if text.len() > MAX_OUTPUT {
+                        let cut = floor_char(&text, text.len() - MAX_OUTPUT / 2);
+                        text.drain(..cut);
+                        start = start.map(|b| b.saturating_sub(cut));
+                    }
+                    continue;
+                }
+                Ok(Chunk::Eof) => {
+                    let diag = self.live()?.diagnostics();
+                    let mut tail = tail_of(&text, 300);
+                    if !diag.trim().is_empty() {
+                        tail.push_str(&format!(" [stderr: {}]", tail_of(&diag, 300)));
+                    }
+                    SessionError::Closed {
+                        awaited,
+                        tail: self.redact(&tail),
+                    }
+                }
+                Err(TransportError::Timeout { .. }) => SessionError::Timeout {
+                    awaited,
+                    waited: started.elapsed(),
+                    tail: self.redact(&tail_of(&text, 300)),
+                },
+                Err(e) => e.into(),
+            };
+            // Sent, unanswered: recorded, since a line may have taken effect.
+            for rest in &batch[i..] {
+                self.record(&rest.text, String::new(), started);
+            }
+            return Err(failed);
+        }
+    }
+
+    /// Where the output that begins at `from` ends: a prompt that `next`'s echo follows
+    /// at once. Returns the prompt's mode and host, where it starts and where the output
+    /// after that echo starts.
+    fn prompt_before_echo(
+        &self,
+        text: &str,
+        from: usize,
+        next: &str,
+    ) -> Option<(String, Option<String>, usize, usize)> {
+        let needle = next.trim_end();
+        if needle.is_empty() {
+            return None;
+        }
+        let mut search = from;
+        while let Some(rel) = text.get(search..).and_then(|t| t.find(needle)) {
+            let at = search + rel;
+            search = at + needle.len();
+            // The echo is complete at its newline, with nothing but blanks after the line.
+            let rest = &text[search..];
+            let nl = rest.find('\n')?;
+            if !rest[..nl].trim().is_empty() {
+                continue;
+            }
+            let tail_start = floor_char(text, at.saturating_sub(TAIL_WINDOW).max(from));
+            if let Some((mode, host, p)) = self.match_prompt(&text[tail_start..at]) {
+                return Some((mode, host, tail_start + p, search + nl + 1));
+            }
+        }
+        None
+    }
+
+    /// Pins the host name seen in the first prompt that has one.
+    fn pin(&mut self, host: Option<String>) {
+        if self.host.is_none() {
+            if let Some(h) = &host {
+                self.pinned = self
+                    .platform
+                    .modes
+                    .iter()
+                    .map(|m| m.prompt.pinned(h))
+                    .collect();
+            }
+            self.host = host;
+        }
+    }
+
+    /// A line's output checked for the platform's temporary and failure indicators.
+    fn judge(&self, line: &str, output: &str) -> Result<(), SessionError> {
+        if let Some(ind) = find_indicator(&self.platform.temporary_failures, output) {
             return Err(SessionError::Busy {
                 line: line.to_string(),
                 indicator: ind,
             });
         }
-        if let Some(ind) = describe_failure(&self.platform.failures, &output) {
-            if find_indicator(&self.platform.idempotent_for(line), &output).is_none() {
+        if let Some(ind) = describe_failure(&self.platform.failures, output) {
+            if find_indicator(&self.platform.idempotent_for(line), output).is_none() {
                 return Err(SessionError::Rejected {
                     line: line.to_string(),
                     indicator: ind,
                 });
             }
         }
-        Ok(output)
+        Ok(())
     }
 
     fn record(&mut self, line: &str, output: String, started: Instant) {
@@ -356,12 +594,7 @@ impl<'a> CliSession<'a> {
                     floor_char(&text, text.len().saturating_sub(TAIL_WINDOW).max(from));
                 let tail = &text[tail_start..];
                 if let Some((mode, host, at)) = self.match_prompt(tail) {
-                    if self.host.is_none() {
-                        if let Some(h) = &host {
-                            self.pinned = p.modes.iter().map(|m| m.prompt.pinned(h)).collect();
-                        }
-                        self.host = host;
-                    }
+                    self.pin(host);
                     self.mode = mode;
                     let out = text[start..tail_start + at].trim_matches('\n').to_string();
                     return Ok(out);

@@ -696,7 +696,8 @@ mod tests {
     use crate::catalog::Catalog;
     use std::collections::VecDeque;
 
-    /// A scripted device: for each line received, replies with the next canned answer,
+    /// A scripted device: for each line received (several may come in one send), replies
+    /// with the next canned answer,
     /// delivered in `chunk`-byte reads (1 shakes out boundary bugs).
     struct Replay {
         banner: Vec<u8>,
@@ -722,8 +723,13 @@ mod tests {
         fn send(&mut self, data: &[u8]) -> Result<(), TransportError> {
             let _ = &self.banner;
             self.sent.push(String::from_utf8_lossy(data).into_owned());
-            if let Some(r) = self.replies.pop_front() {
-                self.pending.extend(r);
+            // One reply per line received (lines typed ahead are answered in order, as a
+            // network OS does); a key without a newline gets one too.
+            let lines = data.iter().filter(|b| **b == b'\n').count().max(1);
+            for _ in 0..lines {
+                if let Some(r) = self.replies.pop_front() {
+                    self.pending.extend(r);
+                }
             }
             Ok(())
         }
@@ -808,10 +814,11 @@ mod tests {
             let sent: Vec<String> = t.commands.iter().map(|c| c.input.clone()).collect();
             let scripted = script(p, &ios_plan(), true);
             assert_eq!(sent, scripted, "chunk {chunk}");
-            // copy + the confirmation answered = 2 waits for one line
+            // copy + the confirmation answered = 2 waits for one line; the two setup lines
+            // go typed ahead in one
             assert_eq!(
                 t.round_trips as usize,
-                scripted.len() - 1 + 1 + 1,
+                scripted.len() - 1 + 1 + 1 - 1,
                 "chunk {chunk}"
             );
         }
@@ -1085,6 +1092,289 @@ mod tests {
                 "chunk {chunk}"
             );
         }
+    }
+
+    /// A CLI that reads lines typed ahead: for each line it receives (however many come in
+    /// one send) it answers `replies[line]` (output and prompt), delivered `chunk` bytes per
+    /// recv. A network OS echoes a line when its parser reads it, just before that line's
+    /// answer; a tty with kernel ECHO (`kernel_echo`) echoes every line as it arrives, so
+    /// all echoes of a batch come before the first answer.
+    struct TypeAhead {
+        replies: std::collections::HashMap<String, VecDeque<String>>,
+        pending: VecDeque<u8>,
+        chunk: usize,
+        kernel_echo: bool,
+        /// The sends, as received (one per batch).
+        sends: Vec<String>,
+    }
+
+    impl TypeAhead {
+        fn new(banner: &str, replies: &[(&str, &str)], chunk: usize, kernel_echo: bool) -> Self {
+            let mut map: std::collections::HashMap<String, VecDeque<String>> =
+                std::collections::HashMap::new();
+            for (line, reply) in replies {
+                map.entry(line.to_string())
+                    .or_default()
+                    .push_back(reply.to_string());
+            }
+            TypeAhead {
+                replies: map,
+                pending: banner.bytes().collect(),
+                chunk,
+                kernel_echo,
+                sends: Vec::new(),
+            }
+        }
+    }
+
+    impl Shell for TypeAhead {
+        fn send(&mut self, data: &[u8]) -> Result<(), TransportError> {
+            let text = String::from_utf8_lossy(data).into_owned();
+            self.sends.push(text.clone());
+            let lines: Vec<&str> = text.split_terminator('\n').collect();
+            if self.kernel_echo {
+                for l in &lines {
+                    self.pending.extend(format!("{l}\r\n").bytes());
+                }
+            }
+            for l in lines {
+                let reply = self
+                    .replies
+                    .get_mut(l)
+                    .and_then(VecDeque::pop_front)
+                    .unwrap_or_default();
+                if !self.kernel_echo {
+                    self.pending.extend(format!("{l}\r\n").bytes());
+                }
+                self.pending.extend(reply.bytes());
+            }
+            Ok(())
+        }
+        fn recv(&mut self, _deadline: Instant) -> Result<Chunk, TransportError> {
+            if self.pending.is_empty() {
+                return Err(TransportError::Timeout {
+                    awaited: "output".into(),
+                    waited: Duration::ZERO,
+                });
+            }
+            let n = self.chunk.min(self.pending.len());
+            Ok(Chunk::Data(self.pending.drain(..n).collect()))
+        }
+        fn close(&mut self, _deadline: Instant) {}
+    }
+
+    const RUN_INT: &str = "show running-config interface Gi1/0/5";
+    const RUN_INT_OUT: &str = "Building configuration...\r\n\r\ninterface GigabitEthernet1/0/5\r\n switchport access vlan 120\r\nend\r\n\r\nleaf1#";
+    const VLANS: &str = "show vlan brief";
+    const VLANS_OUT: &str =
+        "VLAN Name                             Status    Ports\r\n120  vlan120                          active    Gi1/0/5\r\nleaf1#";
+
+    fn ios_type_ahead() -> Vec<(&'static str, &'static str)> {
+        vec![
+            ("terminal length 0", "leaf1#"),
+            ("terminal width 511", "leaf1#"),
+            (RUN_INT, RUN_INT_OUT),
+            (VLANS, VLANS_OUT),
+        ]
+    }
+
+    fn shows(lines: &[&str]) -> Vec<Line> {
+        lines.iter().map(|l| Line::cli(*l)).collect()
+    }
+
+    /// The setup lines go together, then both show lines: each line is recorded with its
+    /// own output, at every read size, in one round trip per batch.
+    #[test]
+    fn a_pipelined_read_is_split_at_each_prompt_before_the_next_echo() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("cisco_ios").unwrap();
+        assert!(p.type_ahead);
+        let settings = settings(false, None);
+        for chunk in [1, 2, 5, 4096] {
+            let (mut s, opened) = Session::open(
+                Connection::Shell(Box::new(TypeAhead::new(
+                    "\r\nleaf1#",
+                    &ios_type_ahead(),
+                    chunk,
+                    false,
+                ))),
+                p,
+                &settings,
+            );
+            opened.result.unwrap();
+            assert_eq!(opened.transcript.round_trips, 2, "login + setup batch");
+            let (seg, outs) = s.read(&shows(&[RUN_INT, VLANS]), None, settings.deadline);
+            seg.result.unwrap_or_else(|e| panic!("chunk {chunk}: {e}"));
+            assert_eq!(seg.transcript.round_trips, 1, "chunk {chunk}");
+            assert_eq!(
+                outs,
+                [
+                    "Building configuration...\n\ninterface GigabitEthernet1/0/5\n switchport access vlan 120\nend",
+                    "VLAN Name                             Status    Ports\n120  vlan120                          active    Gi1/0/5",
+                ],
+                "chunk {chunk}"
+            );
+            let recorded: Vec<(&str, &str)> = seg
+                .transcript
+                .commands
+                .iter()
+                .map(|c| (c.input.as_str(), c.output.as_str()))
+                .collect();
+            assert_eq!(recorded[0].0, RUN_INT);
+            assert_eq!(recorded[0].1, outs[0]);
+            assert_eq!(recorded[1], (VLANS, outs[1].as_str()));
+            assert_eq!(s.mode(), Some("privileged"));
+        }
+    }
+
+    /// Three show lines in one batch, the second refused: the refusal names the second
+    /// line, the third still gets its own output, and the session stays usable.
+    #[test]
+    fn a_refusal_in_a_batch_is_the_refused_lines() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("cisco_ios").unwrap();
+        let settings = settings(false, None);
+        let mut replies = ios_type_ahead();
+        replies.push((
+            "show interfaces Gi1/0/99 switchport",
+            "                 ^\r\n% Invalid input detected at '^' marker.\r\n\r\nleaf1#",
+        ));
+        let (mut s, opened) = Session::open(
+            Connection::Shell(Box::new(TypeAhead::new("leaf1#", &replies, 1, false))),
+            p,
+            &settings,
+        );
+        opened.result.unwrap();
+        let (seg, _) = s.read(
+            &shows(&[RUN_INT, "show interfaces Gi1/0/99 switchport", VLANS]),
+            None,
+            settings.deadline,
+        );
+        match &seg.result {
+            Err(SessionError::Rejected { line, indicator }) => {
+                assert_eq!(line, "show interfaces Gi1/0/99 switchport");
+                assert!(indicator.contains("Invalid input"), "{indicator}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let c = &seg.transcript.commands;
+        assert_eq!(c.len(), 3);
+        assert!(c[0].output.contains("switchport access vlan 120"));
+        assert!(!c[0].output.contains("Invalid"));
+        assert!(c[1].output.contains("% Invalid input"));
+        assert!(c[2].output.starts_with("VLAN Name"));
+        assert!(!c[2].output.contains("Invalid"));
+        assert!(s.healthy(), "a refused read leaves the session usable");
+    }
+
+    /// The navigation line of a batch (`end`, out of configuration mode) whose prompt is
+    /// not the mode it should land in: an unexpected mode, named, and no output taken for
+    /// the show line as if it had run where it should.
+    #[test]
+    fn a_navigation_line_landing_elsewhere_in_a_batch_is_detected() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("cisco_ios").unwrap();
+        let settings = settings(false, None);
+        let mut replies = ios_type_ahead();
+        replies.extend([
+            ("configure terminal", "leaf1(config)#"),
+            ("interface Gi1/0/5", "leaf1(config-if)#"),
+            ("switchport access vlan 120", "leaf1(config-if)#"),
+            ("exit", "leaf1(config)#"),
+            // `end` refused to leave: still in configuration mode.
+            ("end", "leaf1(config)#"),
+        ]);
+        let (mut s, opened) = Session::open(
+            Connection::Shell(Box::new(TypeAhead::new("leaf1#", &replies, 1, false))),
+            p,
+            &settings,
+        );
+        opened.result.unwrap();
+        s.apply(&ios_plan(), settings.deadline).result.unwrap();
+        let (seg, outs) = s.read(&shows(&[RUN_INT]), None, settings.deadline);
+        match &seg.result {
+            Err(SessionError::UnexpectedMode {
+                line,
+                expected,
+                actual,
+            }) => {
+                assert_eq!(line, "end");
+                assert_eq!(expected, "privileged");
+                assert_eq!(actual, "config");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(outs.is_empty());
+        let c = &seg.transcript.commands;
+        assert_eq!(
+            c.iter().map(|c| c.input.as_str()).collect::<Vec<_>>(),
+            ["end", RUN_INT]
+        );
+        assert_eq!(c[1].output, "", "no output attributed to the show line");
+        assert!(!s.healthy());
+    }
+
+    /// A device that echoes every typed-ahead line as it arrives (a tty's ECHO) never shows
+    /// a prompt followed by the next line's echo: the batch times out, naming the line
+    /// waited on, and no line is given another line's output.
+    #[test]
+    fn a_kernel_echo_device_fails_cleanly_without_misattributing() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("cisco_ios").unwrap();
+        let settings = settings(false, None);
+        for chunk in [1, 4096] {
+            let (mut s, opened) = Session::open(
+                Connection::Shell(Box::new(TypeAhead::new(
+                    "leaf1#",
+                    &ios_type_ahead(),
+                    chunk,
+                    true,
+                ))),
+                p,
+                &settings,
+            );
+            match &opened.result {
+                Err(SessionError::Timeout { awaited, .. }) => {
+                    assert!(awaited.contains("terminal length 0"), "{awaited}")
+                }
+                other => panic!("chunk {chunk}: {other:?}"),
+            }
+            assert!(opened
+                .transcript
+                .commands
+                .iter()
+                .all(|c| c.output.is_empty()));
+            let (seg, outs) = s.read(&shows(&[RUN_INT, VLANS]), None, settings.deadline);
+            assert!(seg.result.is_err(), "an unusable session reads nothing");
+            assert!(outs.is_empty());
+        }
+        // Setup done line by line first (no setup in the batch): the read itself.
+        let mut q = p.clone();
+        q.on_open.clear();
+        let (mut s, opened) = Session::open(
+            Connection::Shell(Box::new(TypeAhead::new(
+                "leaf1#",
+                &ios_type_ahead(),
+                1,
+                true,
+            ))),
+            &q,
+            &settings,
+        );
+        opened.result.unwrap();
+        let (seg, outs) = s.read(&shows(&[RUN_INT, VLANS]), None, settings.deadline);
+        match &seg.result {
+            Err(SessionError::Timeout { awaited, .. }) => {
+                assert!(awaited.contains(RUN_INT), "{awaited}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(outs.is_empty());
+        assert!(
+            seg.transcript.commands.iter().all(|c| c.output.is_empty()),
+            "{:?}",
+            seg.transcript.commands
+        );
     }
 
     #[test]
