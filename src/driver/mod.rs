@@ -17,6 +17,7 @@ pub mod ovsdb;
 pub mod readback;
 pub mod templates;
 
+pub use templates::batch::{apply_batch, batch_ports, Part};
 pub use templates::{plan, show_lines};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -69,6 +70,12 @@ pub trait Prepared {
     /// request is never coalesced and never saves.
     fn mutates(&self) -> bool {
         true
+    }
+
+    /// The `templates` kind's plan, so that several requests can be applied as one
+    /// ([`apply_batch`]); `None` for other kinds.
+    fn as_templates(&self) -> Option<&templates::TemplatePlan<'_>> {
+        None
     }
 
     /// The ports Mercury plugged on this device and the VLANs each carries, read from the
