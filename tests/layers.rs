@@ -46,7 +46,7 @@ const DATA_ONLY: &[(&str, &str, &[&str])] = &[
     ),
     ("transport", "catalog", &["Channel"]),
     ("session", "config", &["Secrets"]),
-    ("session", "catalog", &["Platform", "Channel"]),
+    ("session", "catalog", &["Platform", "Channel", "Pattern"]),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Measures the rows of issue 18's table (bench/issue18/run sets up sshd and the configs).
 
-Every process is started with fork/exec and reaped with os.wait4, which gives that one
-child's CPU time (user + system) and peak RSS from the kernel; wall time is the parent's
-monotonic clock around spawn and reap. Binaries that are compared run interleaved (one run
+Every process is started through `peak` (bench/issue18/peak.c, built by `run`), a ~1 MiB
+C process that forks it and reaps it with wait4, which gives that one child's CPU time
+(user + system) and peak RSS from the kernel. (Reaped straight from Python, a child is
+charged Python's ~13 MiB resident set: the kernel keeps the high-water mark of the memory
+it was spawned from.) Wall time is the parent's monotonic clock around spawn and reap
+(`peak`'s own fork adds about 0.1 ms, the same to every row). Binaries that are compared run interleaved (one run
 of each per round), and every figure is a median over the rounds.
 
   measure.py ENV_JSON
@@ -16,15 +19,21 @@ import sys
 import time
 
 
+PEAK = None  # path of the `peak` helper, from ENV_JSON
+PEAK_OUT = None  # where `peak` writes its figures
+
+
 def run(argv, stdin=subprocess.DEVNULL):
     """(wall ms, cpu ms, peak RSS KiB, exit code, stdout) of one process."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen([PEAK, PEAK_OUT] + argv, stdin=stdin, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
     out = p.stdout.read()
-    _, status, ru = os.wait4(p.pid, 0)
+    code = p.wait()
     wall = (time.perf_counter() - t0) * 1000
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return wall, (ru.ru_utime + ru.ru_stime) * 1000, ru.ru_maxrss, p.returncode, out
+    with open(PEAK_OUT) as f:
+        rss, cpu = f.read().split()
+    return wall, float(cpu), int(rss), code, out
 
 
 def med(xs):
@@ -32,7 +41,9 @@ def med(xs):
 
 
 def main():
+    global PEAK, PEAK_OUT
     env = json.load(open(sys.argv[1]))
+    PEAK, PEAK_OUT = env["peak"], env["peak_out"]
     runs = env["runs"]
     bins = env["binaries"]  # name -> path, in column order
     cfg = env["config"]

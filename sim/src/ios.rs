@@ -1429,16 +1429,32 @@ impl Ios {
                     if strict_vlans {
                         return Err(missing_vlan_err(*v));
                     }
-                    if access && matches!(p, CiscoIos | Ruijie | SupermicroSmis | CiscoS300) {
+                    if access
+                        && matches!(
+                            p,
+                            CiscoIos | AristaEos | Ruijie | SupermicroSmis | CiscoS300
+                        )
+                    {
                         // IOS creates a missing *access* VLAN and says so (`% Access VLAN
-                        // does not exist. Creating vlan 30`, captures in sim/STATUS.md); a
-                        // trunk's native or allowed VLANs need not exist and are not made.
+                        // does not exist. Creating vlan 30`), EOS too with its `!` prefix
+                        // (`! Access VLAN does not exist. Creating vlan 20`); captures in
+                        // sim/STATUS.md. A trunk's native or allowed VLANs need not exist
+                        // and are not made (on EOS an SVI stays lowerlayerdown until the
+                        // VLAN is defined: netlab PR #272).
                         cfg.add_vlan(*v);
-                        if p == CiscoIos {
-                            cfg.vlan_mut(*v).name = format!("VLAN{v:04}");
-                            self.notice.replace(Some(format!(
-                                "% Access VLAN does not exist. Creating vlan {v}"
-                            )));
+                        match p {
+                            CiscoIos => {
+                                cfg.vlan_mut(*v).name = format!("VLAN{v:04}");
+                                self.notice.replace(Some(format!(
+                                    "% Access VLAN does not exist. Creating vlan {v}"
+                                )));
+                            }
+                            AristaEos => {
+                                self.notice.replace(Some(format!(
+                                    "! Access VLAN does not exist. Creating vlan {v}"
+                                )));
+                            }
+                            _ => {}
                         }
                     }
                 }

@@ -710,16 +710,32 @@ fn check(cfg: &Config) -> Result<(), String> {
             ));
         }
     }
+    // A VLAN id no `vlans` entry carries, in `vlan members` or `native-vlan-id`: the
+    // check-out refuses the commit with `No vlan matches vlan tag N for interface P.0`, the
+    // words netman's Junos adapter matches in the device's commit error (set_access_vlan,
+    // set_interface_native_vlan) and Internap's fake-switches raises for members and the
+    // native VLAN alike; `error: configuration check-out failed` closes a check-out
+    // refusal (EX2200 and MX80 captures; fake-switches' QFX model). The `[edit ...]` and
+    // quoted-statement lines are the simulator's (sim/STATUS.md, "Undefined VLANs").
     let mut c = cfg.clone();
     let names = cfg.if_names();
     for n in names {
         let Some(l2) = c.l2(&n) else { continue };
-        let mut refs: Vec<u16> = l2.allowed.clone();
-        refs.extend(*l2.access_vlan);
-        for v in refs {
+        let mut refs: Vec<(u16, bool)> = l2.allowed.iter().map(|v| (*v, false)).collect();
+        refs.extend(l2.access_vlan.map(|v| (v, false)));
+        refs.extend(l2.native_vlan.map(|v| (v, true)));
+        for (v, native) in refs {
             if !cfg.has_vlan(v) {
+                let (path, statement) = if native {
+                    (String::new(), format!("native-vlan-id {v}"))
+                } else {
+                    (
+                        " unit 0 family ethernet-switching vlan".to_string(),
+                        format!("members {v}"),
+                    )
+                };
                 return Err(format!(
-                    "[edit interfaces {n} unit 0 family ethernet-switching vlan]\n  'members {v}'\n    Vlan with vlan-id {v} is not configured\nerror: commit failed: (statements constraint check failed)"
+                    "[edit interfaces {n}{path}]\n  '{statement}'\n    No vlan matches vlan tag {v} for interface {n}.0\nerror: configuration check-out failed"
                 ));
             }
         }

@@ -658,11 +658,16 @@ fn config_act(
     cfg: &mut Config,
 ) -> Result<Option<Mode>, String> {
     let lagp = lag_prefix(p);
+    // VRP names no VLAN: `Error: The VLAN does not exist.` (an eNSP session's
+    // `interface Vlanif 10`; a Huawei automation tool's note of a real `port default vlan
+    // 45` on a VLAN not created; sim/STATUS.md, "Undefined VLANs"). Comware's wording is
+    // the simulator's; that an access port refuses a VLAN that does not exist (a trunk or
+    // hybrid port's PVID need not exist) is H3C's configuration guide.
     let not_exist = |v: u16| -> String {
         if p == HpeComware {
             format!("VLAN {v} does not exist.")
         } else {
-            format!("Error: The VLAN {v} does not exist.")
+            "Error: The VLAN does not exist.".to_string()
         }
     };
     match act {

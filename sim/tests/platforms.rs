@@ -232,6 +232,41 @@ fn arista_eos_native_and_save() {
     assert_eq!(st["saved"], st["running"]);
 }
 
+/// EOS creates a missing access VLAN (`! Access VLAN does not exist. Creating vlan N`) but
+/// not a trunk's native or allowed VLAN.
+#[test]
+fn arista_eos_creates_a_missing_access_vlan_only() {
+    let t = Tmp::new("eos-missing");
+    let s = t.path("s.json");
+    let r = session(
+        "arista_eos",
+        &s,
+        &[
+            "configure terminal",
+            "interface Ethernet5",
+            "switchport access vlan 130",
+            "interface Ethernet6",
+            "switchport mode trunk",
+            "switchport trunk native vlan 140",
+            "switchport trunk allowed vlan 150",
+            "end",
+        ],
+    );
+    assert!(
+        r.stdout
+            .contains("\n! Access VLAN does not exist. Creating vlan 130\n"),
+        "{}",
+        r.stdout
+    );
+    let st = state(&s);
+    assert!(st["running"]["vlans"]["130"].is_object());
+    for v in ["140", "150"] {
+        assert!(st["running"]["vlans"][v].is_null(), "VLAN {v} not created");
+    }
+    assert_eq!(port(&st, "Ethernet5")["access_vlan"], 130);
+    assert_eq!(port(&st, "Ethernet6")["native_vlan"], 140);
+}
+
 #[test]
 fn dell_os10_vlan_interface_and_trunk() {
     let t = Tmp::new("os10");
@@ -540,12 +575,48 @@ fn juniper_ngs_trunk_and_commit_errors() {
         "{}",
         r.stdout
     );
+    // The words netman's Junos adapter matches in the device's commit error.
+    assert!(
+        r.stdout
+            .contains("No vlan matches vlan tag 999 for interface ge-0/0/7.0"),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.contains("syntax error."));
     assert!(r.stdout.contains("Exiting configuration mode"));
     let st = state(&s);
     let p = port(&st, "ge-0/0/7");
     assert_eq!(p["allowed_vlans"], json!([130]));
     assert_eq!(p["native_vlan"], 130);
+}
+
+/// A `native-vlan-id` no VLAN carries fails the check-out as a member does (netman's
+/// set_interface_native_vlan and fake-switches check it alike); nothing is committed.
+#[test]
+fn juniper_native_vlan_must_exist() {
+    let t = Tmp::new("junos-native");
+    let s = t.path("s.json");
+    let r = session(
+        "juniper",
+        &s,
+        &[
+            "configure",
+            "set vlans net-130 vlan-id 130",
+            "set interfaces ge-0/0/7 unit 0 family ethernet-switching interface-mode trunk",
+            "set interfaces ge-0/0/7 unit 0 family ethernet-switching vlan members 130",
+            "set interfaces ge-0/0/7 native-vlan-id 140",
+            "commit",
+        ],
+    );
+    assert!(
+        r.stdout.contains(
+            "[edit interfaces ge-0/0/7]\n  'native-vlan-id 140'\n    No vlan matches vlan tag 140 for interface ge-0/0/7.0\nerror: configuration check-out failed"
+        ),
+        "{}",
+        r.stdout
+    );
+    let st = state(&s);
+    assert!(st["running"]["vlans"]["130"].is_null(), "nothing committed");
 }
 
 #[test]
@@ -648,7 +719,15 @@ fn cumulus_nvue_errors_and_detach() {
     );
     let r = exec("cumulus_nvue", &s, "nv config apply -y");
     assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("VLAN 130"));
+    // NVUE's form for a refused revision: the heading, then the indented reason.
+    assert!(
+        r.stderr.starts_with("Invalid config [rev_id: ")
+            && r.stderr.contains(
+                "]\n  Config invalid at interface.swp5.bridge.domain.br_default.access: VLAN 130"
+            ),
+        "{}",
+        r.stderr
+    );
     assert_eq!(exec("cumulus_nvue", &s, "nv config detach").code, 0);
     assert_eq!(state(&s)["pending"], json!(null));
     assert_eq!(exec("cumulus_nvue", &s, "nvv show").code, 127);
@@ -843,6 +922,7 @@ fn huawei_vrp5_access_trunk_save() {
             "interface GigabitEthernet0/0/5",
             "port link-type access",
             "port default vlan 120",
+            "port default vlan 999",
             "prot link-type access",
             "interface GigabitEthernet0/0/6",
             "port link-type trunk",
@@ -859,6 +939,12 @@ fn huawei_vrp5_access_trunk_save() {
         .stdout
         .contains("Error: Unrecognized command found at '^' position."));
     assert!(r.stdout.contains("Are you sure to continue?[Y/N]:"));
+    // VRP names no VLAN when it refuses one it does not have.
+    assert!(
+        r.stdout.contains("\nError: The VLAN does not exist.\n"),
+        "{}",
+        r.stdout
+    );
     let st = state(&s);
     assert_eq!(st["running"]["vlans"]["120"]["name"], "net-120");
     assert!(st["running"]["vlans"]["132"].is_object());

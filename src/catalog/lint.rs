@@ -35,6 +35,12 @@ const REQUIRED_ACTIONS: &[&str] = &[
 
 fn lint_platform(p: &Platform) -> Vec<String> {
     let mut out = Vec::new();
+    // Every pattern builds (a run builds a pattern only when it first matches one).
+    for (what, r) in p.patterns() {
+        if let Err(e) = r.build() {
+            out.push(format!("{what} {:?}: {e}", r.as_str()));
+        }
+    }
     // Actions: known, variables allowed, required ones present or declared unsupported.
     let option_templates = p.options.iter().flat_map(|(name, o)| {
         o.templates.iter().flat_map(move |(value, actions)| {

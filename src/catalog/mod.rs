@@ -12,12 +12,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use regex::Regex;
-
 mod builtin;
 mod lint;
 pub mod options;
-mod pattern;
+pub mod pattern;
 pub mod ports;
 mod prompt;
 mod raw;
@@ -25,6 +23,7 @@ mod schema;
 mod table;
 mod template;
 
+pub use pattern::Pattern;
 pub use prompt::Prompt;
 pub use raw::{Kind, VlanListStyle};
 use raw::{RawCatalog, RawPlatform};
@@ -213,9 +212,9 @@ pub struct Response {
 #[derive(Debug, Clone)]
 pub struct Idempotent {
     /// An output line that says so.
-    pub output: Regex,
+    pub output: Pattern,
     /// The lines it applies to (`None`: every line).
-    pub line: Option<Regex>,
+    pub line: Option<Pattern>,
 }
 
 /// A platform, compiled and linted.
@@ -233,7 +232,7 @@ pub struct Platform {
     pub network_types: Vec<String>,
     /// Canonical port / interface names of this platform (from `port_names` when the
     /// platform has a table, else `port_pattern` as written).
-    pub port_pattern: Regex,
+    pub port_pattern: Pattern,
     /// The platform's interface types, abbreviations and spacing (`[port_names]`), from
     /// which [`Platform::canonical_port`] works; `None` where names are taken as they are
     /// (Linux interfaces, OVS ports).
@@ -241,7 +240,7 @@ pub struct Platform {
     /// How the LAG interface is named (`Port-channel{lag_id}`).
     pub lag_interface: Option<Template>,
     /// Recognises a LAG interface name and captures its number.
-    pub lag_pattern: Option<Regex>,
+    pub lag_pattern: Option<Pattern>,
     /// LAG aggregation mode keywords (`lacp` → `active`, `static` → `on`).
     pub lag_modes: BTreeMap<String, String>,
     /// The device echoes each line (a prompt before the echo is stale).
@@ -259,9 +258,9 @@ pub struct Platform {
     /// Questions answered automatically (confirmations, pagers).
     pub responses: Vec<Response>,
     /// Output lines that mean the device rejected a line.
-    pub failures: Vec<Regex>,
+    pub failures: Vec<Pattern>,
     /// Output lines that mean "try again later" (config database locked).
-    pub temporary_failures: Vec<Regex>,
+    pub temporary_failures: Vec<Pattern>,
     /// Lines sent right after login (paging, width).
     pub on_open: Vec<String>,
     /// The mode `on_open` is typed in, when not the login mode (SMIS turns paging off in
@@ -484,9 +483,48 @@ impl Platform {
         self.templates.contains_key(action) || self.actions.contains(action)
     }
 
+    /// Every pattern of the platform with where it comes from (the lint builds each one:
+    /// a run builds only those it matches, see [`pattern`]).
+    pub fn patterns(&self) -> Vec<(String, &Pattern)> {
+        let mut out = vec![("port_pattern".to_string(), &self.port_pattern)];
+        out.extend(self.lag_pattern.iter().map(|r| ("lag_pattern".into(), r)));
+        for m in &self.modes {
+            out.push((format!("modes.{}.prompt", m.name), &m.prompt.regex));
+        }
+        out.extend(
+            self.secret_prompt
+                .iter()
+                .map(|p| ("secret_prompt".into(), &p.regex)),
+        );
+        for (i, r) in self.responses.iter().enumerate() {
+            out.push((format!("responses[{i}].prompt"), &r.prompt.regex));
+        }
+        for (i, r) in self.failures.iter().enumerate() {
+            out.push((format!("failures[{i}]"), r));
+        }
+        for (i, r) in self.temporary_failures.iter().enumerate() {
+            out.push((format!("temporary_failures[{i}]"), r));
+        }
+        for (i, x) in self.idempotent.iter().enumerate() {
+            out.push((format!("idempotent[{i}].output"), &x.output));
+            out.extend(x.line.iter().map(|l| (format!("idempotent[{i}].line"), l)));
+        }
+        for t in self.port_names.iter().flat_map(|n| &n.types) {
+            out.push((format!("port_names.{}.number", t.name), &t.number));
+        }
+        for (name, o) in &self.options {
+            out.extend(
+                o.pattern
+                    .iter()
+                    .map(|r| (format!("options.{name}.pattern"), r)),
+            );
+        }
+        out
+    }
+
     /// The patterns of `idempotent` that apply after `line` (those without a `line`
     /// condition and those whose condition the line matches).
-    pub fn idempotent_for(&self, line: &str) -> Vec<Regex> {
+    pub fn idempotent_for(&self, line: &str) -> Vec<Pattern> {
         self.idempotent
             .iter()
             .filter(|i| i.line.as_ref().is_none_or(|l| l.is_match(line)))
@@ -962,6 +1000,50 @@ mod tests {
         }
     }
 
+    /// What each vendor prints when a port is put in a VLAN it does not have (sim/STATUS.md,
+    /// "Undefined VLANs, per vendor", names the sources) is a failure on that platform, as
+    /// the session judges a line (trimmed): a refusal these missed would be a half-applied
+    /// change reported as success. NVUE's lines carry no `Error:` and are caught whatever
+    /// the exit status.
+    #[test]
+    fn undefined_vlan_refusals_are_failure_indicators() {
+        let c = Catalog::builtin().unwrap();
+        for (platform, line) in [
+            ("juniper", "error: configuration check-out failed"),
+            (
+                "juniper",
+                "error: commit failed: (statements constraint check failed)",
+            ),
+            ("huawei", "Error: The VLAN does not exist."),
+            ("huawei_vrpv8", "Error: The VLAN does not exist."),
+            ("hpe_comware", "VLAN 130 does not exist."),
+            ("cumulus_nvue", "Invalid config [rev_id: 4]"),
+            (
+                "cumulus_nvue",
+                "  Config invalid at interface.swp1.link.breakout: '4x10G' is not of type 'object'",
+            ),
+            ("cumulus_nvue", "Failure during apply. Ignore? [y/N] N"),
+            ("cumulus_nvue", "apply_fail [rev_id: 5]"),
+            ("dell_os10", "% Error: vlan130 does not exist."),
+            ("aruba_aoscx", "VLAN 130 does not exist."),
+            ("mellanox_mlnxos", "% VLAN 130 does not exist"),
+            ("dell_powerconnect", "VLAN was not created by user"),
+            ("pluribus", "vlan-port-add: vlan 130 not found"),
+            ("sonic", "Error: Vlan130 does not exist"),
+        ] {
+            let p = c.get(platform).unwrap();
+            let line = line.trim();
+            assert!(
+                p.failures.iter().any(|r| r.is_match(line)),
+                "{platform}: {line:?} is not a failure"
+            );
+        }
+        // The words IOS prints when it creates the VLAN itself are not a refusal.
+        let ios = c.get("cisco_ios").unwrap();
+        let created = "% Access VLAN does not exist. Creating vlan 130";
+        assert!(!ios.failures.iter().any(|r| r.is_match(created)));
+    }
+
     #[test]
     fn builtin_platforms_all_have_failure_indicators_and_samples() {
         let c = Catalog::builtin().unwrap();
@@ -999,7 +1081,7 @@ mod tests {
         // Unpinned, the greedy host swallows part of the interface name.
         assert_eq!(p.matches("[leaf1-Eth-Trunk7]"), Some(Some("leaf1-Eth")));
         let pinned = p.pinned("leaf1").unwrap();
-        let host = |r: &Regex, t: &str| {
+        let host = |r: &Pattern, t: &str| {
             r.captures(t)
                 .and_then(|c| c.name("host").map(|m| m.as_str().to_string()))
         };
@@ -1094,6 +1176,50 @@ mod tests {
             assert_eq!(format!("{:?}", build()), format!("{raw:?}"), "{name}");
             assert_eq!(*aliases, raw.aliases.as_slice(), "{name}");
         }
+    }
+
+    /// Issue 18: a platform's patterns are built on first match, so resolving a port and
+    /// planning (what a dry run and a spooling waiter do) builds no prompt, question or
+    /// failure automaton.
+    #[test]
+    fn canonical_names_build_no_prompt_or_failure_pattern() {
+        let c = Catalog::builtin().unwrap();
+        let p = c.get("cisco_ios").unwrap();
+        assert_eq!(p.canonical_port("gi1/0/5").unwrap(), "GigabitEthernet1/0/5");
+        let built: Vec<String> = p
+            .patterns()
+            .into_iter()
+            .filter(|(_, r)| r.is_built())
+            .map(|(w, _)| w)
+            .collect();
+        assert!(
+            built.iter().all(|w| w.starts_with("port_")),
+            "built beyond the port names: {built:?}"
+        );
+        assert!(!p.failures.is_empty() && !p.modes.is_empty());
+        // The lint builds every one.
+        assert!(c.lint().is_empty());
+        assert!(p.patterns().iter().all(|(_, r)| r.is_built()));
+    }
+
+    #[test]
+    fn a_pattern_that_cannot_be_built_is_a_lint_error() {
+        let mut c = Catalog::builtin().unwrap();
+        c.add_text(
+            "test",
+            &MINI.replace(
+                "network_types = [\"vlan\"]",
+                "network_types = [\"vlan\"]\nfailures = ['(?:\\pL{100}){100}x']",
+            ),
+        )
+        .unwrap();
+        let problems = c.lint();
+        assert!(
+            problems
+                .iter()
+                .any(|m| m.starts_with("mini: failures[0]") && m.contains("size limit")),
+            "{problems:?}"
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use regex::Regex;
+use super::pattern::Pattern;
 
 use super::raw::RawOption;
 use super::template::Template;
@@ -24,7 +24,7 @@ pub struct DeviceOption {
     /// The values it takes, when it is a choice.
     pub values: Vec<String>,
     /// The shape of its value, when it is free (an interface name, an AS number).
-    pub pattern: Option<Regex>,
+    pub pattern: Option<Pattern>,
     /// Value → action → the lines that replace the platform's template for that action.
     pub templates: BTreeMap<String, BTreeMap<String, Vec<Template>>>,
 }

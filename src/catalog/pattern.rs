@@ -5,6 +5,17 @@
 //! IOS prompts cost about 5 ms and 3 MiB to compile and first match, the ASCII forms
 //! 0.4 ms and nothing measurable (docs/proof.md, "Close to the floor"). It also keeps a
 //! port number `\d+` to the digits 0-9.
+//!
+//! A [`Pattern`] is checked when the platform is compiled (its syntax, by `regex-syntax`,
+//! which is cheap) and built into an automaton only when it is first matched. Most of a
+//! platform's patterns — prompts, failure lines, questions — are never matched by a dry
+//! run, and a waiter that hands its request to the lock holder matches none; building each
+//! automaton costs a fresh 400 KB table inside `regex-automata` for every pattern with a
+//! non-ASCII class (`.`, `[^…]`), which was the largest part of a dry run's CPU
+//! (docs/proof.md, "Close to the floor").
+
+use std::fmt;
+use std::sync::OnceLock;
 
 use regex::Regex;
 
@@ -84,9 +95,80 @@ pub(crate) fn ascii_classes(source: &str) -> String {
     out
 }
 
-/// Compiles a catalog pattern (see the module docs).
-pub(crate) fn compile(source: &str) -> Result<Regex, regex::Error> {
-    Regex::new(&ascii_classes(source))
+/// A catalog pattern: its syntax checked, its automaton built on first use (module docs).
+#[derive(Clone)]
+pub struct Pattern {
+    /// The pattern with ASCII classes (what is compiled).
+    source: String,
+    /// `Err`: a pattern whose syntax is valid but whose automaton exceeds the regex crate's
+    /// size limit (only a plugins.d file can have one; `mercury check` refuses it). It
+    /// matches nothing.
+    compiled: OnceLock<Result<Regex, String>>,
+}
+
+impl Pattern {
+    /// The pattern as compiled (ASCII classes spelt out).
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// Whether the automaton has been built.
+    pub fn is_built(&self) -> bool {
+        self.compiled.get().is_some()
+    }
+
+    /// Builds the automaton now (the lint and `mercury check` do, for every pattern).
+    pub fn build(&self) -> Result<&Regex, String> {
+        self.compiled
+            .get_or_init(|| Regex::new(&self.source).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn regex(&self) -> Option<&Regex> {
+        match self.build() {
+            Ok(r) => Some(r),
+            Err(e) => {
+                log::error!("catalog pattern {:?} cannot be built: {e}", self.source);
+                None
+            }
+        }
+    }
+
+    /// [`Regex::is_match`].
+    pub fn is_match(&self, text: &str) -> bool {
+        self.regex().is_some_and(|r| r.is_match(text))
+    }
+
+    /// [`Regex::find`].
+    pub fn find<'t>(&self, text: &'t str) -> Option<regex::Match<'t>> {
+        self.regex()?.find(text)
+    }
+
+    /// [`Regex::captures`].
+    pub fn captures<'t>(&self, text: &'t str) -> Option<regex::Captures<'t>> {
+        self.regex()?.captures(text)
+    }
+}
+
+impl fmt::Debug for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Pattern").field(&self.source).finish()
+    }
+}
+
+/// Compiles a catalog pattern (see the module docs): checks its syntax now, builds it on
+/// first use.
+pub(crate) fn compile(source: &str) -> Result<Pattern, String> {
+    let source = ascii_classes(source);
+    regex_syntax::ParserBuilder::new()
+        .build()
+        .parse(&source)
+        .map_err(|e| e.to_string())?;
+    Ok(Pattern {
+        source,
+        compiled: OnceLock::new(),
+    })
 }
 
 #[cfg(test)]
@@ -112,6 +194,26 @@ mod tests {
             assert_eq!(ascii_classes(from), to, "{from}");
             assert!(Regex::new(to).is_ok(), "{to}");
         }
+    }
+
+    #[test]
+    fn a_pattern_is_checked_at_once_and_built_on_first_use() {
+        let p = compile(r"^% Invalid .*$").unwrap();
+        assert!(!p.is_built());
+        assert!(p.is_match("% Invalid input detected"));
+        assert!(p.is_built());
+        // Syntax errors are still the catalog's errors, when the platform is compiled.
+        let e = compile(r"^(unclosed").unwrap_err();
+        assert!(e.contains("unclosed"), "{e}");
+        assert!(compile(r"\p{NoSuchClass}").is_err());
+    }
+
+    #[test]
+    fn a_pattern_over_the_size_limit_matches_nothing_and_says_why() {
+        // Valid syntax, an automaton far over the regex crate's default size limit.
+        let p = compile(r"(?:\pL{100}){100}x").unwrap();
+        assert!(p.build().is_err());
+        assert!(!p.is_match(&"a".repeat(10_001)));
     }
 
     #[test]

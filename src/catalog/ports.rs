@@ -11,9 +11,9 @@
 //! types and checks the table's own samples. This module only names ports; which ports a
 //! device lets a caller use is `policy`.
 
+use super::pattern::Pattern;
 use super::raw::RawPortNames;
 pub use super::raw::Spacing;
-use regex::Regex;
 
 /// One interface type.
 #[derive(Debug, Clone)]
@@ -24,7 +24,7 @@ pub struct PortType {
     /// Every accepted spelling, lower-cased: the name and its abbreviations.
     pub spellings: Vec<String>,
     /// The number after the type (anchored).
-    pub number: Regex,
+    pub number: Pattern,
     /// Spacing between type and number.
     pub space: Spacing,
 }

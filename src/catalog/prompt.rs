@@ -1,7 +1,7 @@
 //! Prompt patterns: compiled end-anchored, so a prompt-like line in output never counts, and
 //! pinned to the host name seen at login.
 
-use regex::Regex;
+use super::pattern::Pattern;
 
 /// A prompt pattern, matched at the very end of the received output.
 #[derive(Debug, Clone)]
@@ -9,7 +9,7 @@ pub struct Prompt {
     /// The pattern as written in the catalog.
     pub source: String,
     /// The compiled end-anchored form.
-    pub regex: Regex,
+    pub regex: Pattern,
 }
 
 impl Prompt {
@@ -28,7 +28,7 @@ impl Prompt {
     /// This prompt with its `host` group replaced by the literal `host` pinned at login, or
     /// `None` when the pattern has no `host` group. A pattern like `[\w.-]+-[^\]]+` cannot
     /// tell where a dashed host name ends (`[leaf-1-Eth-Trunk7]`); the literal can.
-    pub fn pinned(&self, host: &str) -> Option<Regex> {
+    pub fn pinned(&self, host: &str) -> Option<Pattern> {
         let start = self.source.find("(?P<host>")?;
         let end = group_end(&self.source, start)?;
         let source = format!(

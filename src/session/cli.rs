@@ -15,7 +15,7 @@ use super::plan::{Line, Plan};
 use super::{
     describe_failure, find_indicator, redact, CommandRecord, SessionError, Settings, Transcript,
 };
-use crate::catalog::Platform;
+use crate::catalog::{Pattern, Platform};
 use crate::transport::{Chunk, Ended, Shell, TransportError};
 
 /// How much of the cleaned output is searched for a prompt or a question.
@@ -32,7 +32,7 @@ pub(super) struct CliSession<'a> {
     host: Option<String>,
     /// Each mode's prompt with the pinned host written in literally (`None`: the mode's
     /// prompt has no `host` group).
-    pinned: Vec<Option<regex::Regex>>,
+    pinned: Vec<Option<Pattern>>,
     pub(super) mode: String,
     /// Deadline of the current part of the session.
     pub(super) deadline: Instant,

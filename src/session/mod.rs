@@ -28,7 +28,7 @@ pub use exec::judge_status;
 use exec::ExecSession;
 use plan::{Line, Plan};
 
-use crate::catalog::{Channel, Platform};
+use crate::catalog::{Channel, Pattern, Platform};
 use crate::transport::{Connection, Ended, ExecOutput, TransportError};
 
 /// Longest wait for a device to end its session after the close lines.
@@ -621,10 +621,14 @@ impl<'a> Session<'a> {
 
 /// The device's own words for a refusal: the first output line matching a failure
 /// indicator, after the message lines just before it when the indicator is only a summary
-/// (Junos prints `Vlan with vlan-id 130 is not configured` before `error: commit failed`).
+/// (Junos prints `No vlan matches vlan tag 130 for interface ge-0/0/5.0` before `error:
+/// configuration check-out failed`), and before the lines indented under it when it is a
+/// heading (NVUE prints `Invalid config [rev_id: 4]`, then `  Config invalid at ...`).
 /// Context headers (`[edit ...]`), quoted statements and caret lines are left out.
-pub(crate) fn describe_failure(patterns: &[regex::Regex], output: &str) -> Option<String> {
-    let lines: Vec<&str> = output.lines().map(str::trim).collect();
+pub(crate) fn describe_failure(patterns: &[Pattern], output: &str) -> Option<String> {
+    let raw: Vec<&str> = output.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let lines: Vec<&str> = raw.iter().map(|l| l.trim()).collect();
     let at = lines
         .iter()
         .position(|l| patterns.iter().any(|r| r.is_match(l)))?;
@@ -645,10 +649,24 @@ pub(crate) fn describe_failure(patterns: &[regex::Regex], output: &str) -> Optio
         .collect();
     context.reverse();
     context.push(lines[at]);
+    let under = indent(raw[at]);
+    context.extend(
+        raw[at + 1..]
+            .iter()
+            .take_while(|l| indent(l) > under)
+            .map(|l| l.trim())
+            .filter(|l| {
+                !l.starts_with('[')
+                    && !l.starts_with('\'')
+                    && !l.starts_with('"')
+                    && l.chars().any(char::is_alphabetic)
+            })
+            .take(2),
+    );
     Some(context.join(": "))
 }
 
-pub(crate) fn find_indicator(patterns: &[regex::Regex], output: &str) -> Option<String> {
+pub(crate) fn find_indicator(patterns: &[Pattern], output: &str) -> Option<String> {
     for line in output.lines() {
         if patterns.iter().any(|r| r.is_match(line)) {
             return Some(line.trim().to_string());
@@ -1091,5 +1109,33 @@ mod tests {
     fn redaction() {
         let s = ["hunter2".to_string()];
         assert_eq!(redact("pw hunter2 ok", s.iter()), "pw ******** ok");
+    }
+
+    /// The words a refusal is reported with: the message before a summary line (Junos),
+    /// the indented detail under a heading (NVUE, whose `Invalid config [rev_id: N]` says
+    /// nothing itself), neither the `[edit ...]` context nor the quoted statement.
+    #[test]
+    fn describe_failure_keeps_the_message_before_a_summary_and_the_detail_under_a_heading() {
+        let re = |p: &[&str]| -> Vec<Pattern> {
+            p.iter()
+                .map(|p| crate::catalog::pattern::compile(p).unwrap())
+                .collect()
+        };
+        let junos = "[edit interfaces ge-0/0/5 unit 0 family ethernet-switching vlan]\n  'members 130'\n    No vlan matches vlan tag 130 for interface ge-0/0/5.0\nerror: configuration check-out failed\n";
+        assert_eq!(
+            describe_failure(&re(&["^error:"]), junos).unwrap(),
+            "No vlan matches vlan tag 130 for interface ge-0/0/5.0: error: configuration check-out failed"
+        );
+        let nvue = "Invalid config [rev_id: 4]\n  Config invalid at interface.swp1.link.breakout: '4x10G' is not of type 'object'\n";
+        assert_eq!(
+            describe_failure(&re(&["^Invalid config", "^Config invalid at"]), nvue).unwrap(),
+            "Invalid config [rev_id: 4]: Config invalid at interface.swp1.link.breakout: '4x10G' is not of type 'object'"
+        );
+        // A line that is not indented under the refusal is not part of it (the prompt).
+        let ios = "% Invalid input detected at '^' marker.\nleaf1(config-if)#";
+        assert_eq!(
+            describe_failure(&re(&["^% Invalid"]), ios).unwrap(),
+            "% Invalid input detected at '^' marker."
+        );
     }
 }

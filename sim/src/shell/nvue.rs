@@ -82,7 +82,14 @@ pub(super) fn nv(faults: &Faults, a: &[&str], line: &str, st: &mut DeviceState, 
                 return;
             }
             if let Err(e) = validate(&cand) {
-                err(out, e);
+                // NVUE's form for a revision its validation refuses (NVIDIA's knowledge
+                // base, "NVUE Fails to Apply Configuration After Upgrade": `Invalid config
+                // [rev_id: 4]`, then the `Config invalid at PATH: ...` line indented); the
+                // VLAN wording after the path is the simulator's (sim/STATUS.md).
+                out.stderr(
+                    1,
+                    format!("Invalid config [rev_id: {}]\n  {e}", peek_rev(st)),
+                );
                 return;
             }
             st.running = cand;
@@ -283,6 +290,17 @@ fn show(a: &[&str], st: &mut DeviceState, out: &mut Out) {
     } else {
         print_yamlish(&v, 0, out);
     }
+}
+
+/// The id the pending revision is applied as (what [`next_rev`] will return), without
+/// taking it.
+fn peek_rev(st: &DeviceState) -> u64 {
+    st.running
+        .extra
+        .get("nvue_rev")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(1)
+        + 1
 }
 
 fn next_rev(st: &mut DeviceState) -> u64 {

@@ -81,7 +81,7 @@ pub struct Prepared {
     /// For requests that need no device work (networks): the message.
     nothing: Option<String>,
     /// The catalog's `failures`: stderr lines of a successful run that fail the request.
-    failures: Vec<regex::Regex>,
+    failures: Vec<crate::catalog::Pattern>,
     /// Read OVSDB again after the transaction (`--verify`).
     verify: bool,
     /// `verify_port`: the ports to read and what the request expects of them.
