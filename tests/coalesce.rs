@@ -803,3 +803,39 @@ fn a_refused_line_in_a_batch_fails_only_its_request() {
         assert_ne!(p["access_vlan"], 150, "{where_}: {p}");
     }
 }
+
+/// On a platform whose commit is all or nothing (Junos), a line refused inside a batch's
+/// candidate leaves nothing of the batch in effect (rolled back): every request of it then
+/// runs on its own, so the refusal is the refused request's alone and the others are
+/// applied and committed.
+#[test]
+fn a_refused_line_in_a_junos_batch_leaves_the_others_applied_on_their_own() {
+    let lab = Lab::new(&[SimDevice {
+        sim_args: &["--fault", "slow=150", "--fault", "reject=vlan members 150"],
+        ..SimDevice::new("leaf", "juniper")
+    }]);
+    add_vlans(&lab, "leaf", &[10, 120, 130, 150]);
+    let holder = attach(&lab, "leaf", "ge-0/0/1", 120, "h");
+    wait_for_holder(&lab, "leaf", "h");
+    let first = attach(&lab, "leaf", "ge-0/0/2", 120, "first");
+    wait_for_spooled(&lab, "leaf", 1);
+    let bad = attach(&lab, "leaf", "ge-0/0/3", 150, "bad");
+    wait_for_spooled(&lab, "leaf", 2);
+    let last = attach(&lab, "leaf", "ge-0/0/4", 130, "last");
+    wait_for_spooled(&lab, "leaf", 3);
+    let (hp, fp, bp, lp) = (holder.id(), first.id(), bad.id(), last.id());
+    let hv = assert_own_result(&lab, "h", hp, &common::finish(holder), 0);
+    assert_own_result(&lab, "first", fp, &common::finish(first), 0);
+    let bv = assert_own_result(&lab, "bad", bp, &common::finish(bad), 1);
+    assert_own_result(&lab, "last", lp, &common::finish(last), 0);
+    let batches: Vec<Vec<String>> =
+        serde_json::from_value(hv["data"]["coalesced"]["batches"].clone()).unwrap();
+    assert_eq!(batches, [["first", "bad", "last"]], "{hv}");
+    assert_eq!(bv["error_kind"], "device_rejected", "{bv}");
+    let state = lab.state("leaf");
+    for (port, vlan) in [("ge-0/0/1", 120), ("ge-0/0/2", 120), ("ge-0/0/4", 130)] {
+        let p = &state["running"]["ports"][port];
+        assert_eq!(p["access_vlan"], vlan, "{port}: {p}");
+    }
+    assert_ne!(state["running"]["ports"]["ge-0/0/3"]["access_vlan"], 150);
+}

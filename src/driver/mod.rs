@@ -10,7 +10,8 @@
 //!
 //! Preparing ([`Driver::prepare`]) checks everything without device contact; applying
 //! ([`Prepared::apply`]) runs in a [`Session`] — a real one, or a dry one that records
-//! what would be sent (`--dry-run` runs the same code). Drivers decide what is sent and what
+//! what would be sent (`--dry-run` runs the same code). Several prepared requests of the
+//! `templates` kind can also be applied as one batch ([`apply_batch`], request coalescing). Drivers decide what is sent and what
 //! the device's answers mean for the result; they never lock, audit or pick exit codes.
 
 pub mod ovsdb;

@@ -1,6 +1,8 @@
 //! The lock path of a request: this host's lock slots (and etcd's), and request
 //! coalescing — spooling a planned request for the holder, or serving spooled requests in
-//! our own session (see `spool` for the on-disk protocol and docs/scale.md).
+//! our own session: every request waiting is claimed at once and cut, in arrival order,
+//! into batches of port operations on distinct ports that the driver applies as one
+//! (`driver::apply_batch`). See `spool` for the on-disk protocol and docs/scale.md.
 
 use super::*;
 
