@@ -239,6 +239,7 @@ bake_struct!(RawPlatform {
     idempotent,
     nouns,
     end_of_options,
+    exec_shell,
     options,
     lag_delete_resets_members,
     notes,

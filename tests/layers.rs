@@ -46,7 +46,11 @@ const DATA_ONLY: &[(&str, &str, &[&str])] = &[
     ),
     ("transport", "catalog", &["Channel"]),
     ("session", "config", &["Secrets"]),
-    ("session", "catalog", &["Platform", "Channel", "Pattern"]),
+    (
+        "session",
+        "catalog",
+        &["Platform", "Channel", "Pattern", "ExecShell"],
+    ),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

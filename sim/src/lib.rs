@@ -12,6 +12,7 @@ pub mod junos;
 pub mod model;
 pub mod netvisor;
 pub mod platform;
+pub mod script;
 pub mod session;
 pub mod shell;
 pub mod srl;
@@ -63,6 +64,8 @@ pub struct Settings {
     pub vlans: Vec<u16>,
     /// Exec-mode command, if any.
     pub command: Option<String>,
+    /// The arguments as given (handed to a script's tool calls).
+    pub args: Vec<String>,
 }
 
 const USAGE: &str = "usage: mercury-sim [--platform P] [--state FILE] [--hostname H] [--username U]
@@ -83,6 +86,7 @@ enum Verb {
 }
 
 fn parse(args: Vec<String>) -> Result<Verb, String> {
+    let given = args.clone();
     let mut platform = None;
     let mut state = None;
     let mut hostname = None;
@@ -200,7 +204,30 @@ fn parse(args: Vec<String>) -> Result<Verb, String> {
         model: model.or_else(|| env_var("MERCURY_SIM_MODEL")),
         vlans,
         command,
+        args: given,
     })))
+}
+
+/// Entry point with the program's own name: a tool link called from an exec-mode script
+/// ([`script`]) runs its one command in the script's session; anything else is [`run`].
+pub fn main(argv0: Option<String>, args: Vec<String>) -> i32 {
+    let Some((parent, session_id, command)) = script::call(argv0.as_deref(), &args) else {
+        return run(args);
+    };
+    match parse(parent) {
+        Ok(Verb::Session(s)) => session(
+            Settings {
+                command: Some(command),
+                ..*s
+            },
+            Some(session_id),
+        ),
+        Ok(_) => 64,
+        Err(e) => {
+            eprintln!("mercury-sim: {e}");
+            64
+        }
+    }
 }
 
 /// Entry point: returns the process exit status.
@@ -224,7 +251,7 @@ pub fn run(args: Vec<String>) -> i32 {
             0
         }
         Verb::Show(path) => show(path),
-        Verb::Session(s) => session(*s),
+        Verb::Session(s) => session(*s, None),
     }
 }
 
@@ -255,7 +282,9 @@ fn show(path: PathBuf) -> i32 {
     }
 }
 
-fn session(s: Settings) -> i32 {
+/// One session, or (`call`: the session of the script it belongs to) one command of an
+/// exec-mode script, which registers no session of its own.
+fn session(s: Settings, call: Option<u64>) -> i32 {
     let stored = Store::peek_platform(&s.state);
     let name = s
         .platform
@@ -283,7 +312,12 @@ fn session(s: Settings) -> i32 {
             return 70;
         }
     };
-    let session = match store.session_start(s.faults.max_sessions) {
+    // A script's command belongs to the script's session: the device counts the channel once.
+    let started = match call {
+        Some(id) => Ok(Ok(id)),
+        None => store.session_start(s.faults.max_sessions),
+    };
+    let session = match started {
         Ok(Ok(id)) => id,
         Ok(Err(active)) => {
             platform::refuse_session(platform, active);
@@ -294,7 +328,9 @@ fn session(s: Settings) -> i32 {
             return 70;
         }
     };
-    install_signal_cleanup(store.clone());
+    if call.is_none() {
+        install_signal_cleanup(store.clone());
+    }
     let env = cli::Env {
         platform,
         hostname,
@@ -311,6 +347,12 @@ fn session(s: Settings) -> i32 {
     let mut input = session::Input::new(Box::new(std::io::stdin()));
     let mut cli = platform.new_cli(&env);
     let code = match &s.command {
+        Some(cmd) if call.is_none() && cli.is_shell() && script::has_shell_syntax(cmd) => {
+            script::run(&s.args, &s.state, session, cmd).unwrap_or_else(|e| {
+                eprintln!("mercury-sim: {e}");
+                70
+            })
+        }
         Some(cmd) => session::exec(
             cli.as_mut(),
             &store,
@@ -337,7 +379,9 @@ fn session(s: Settings) -> i32 {
             )
         }
     };
-    store.session_end();
+    if call.is_none() {
+        store.session_end();
+    }
     code
 }
 

@@ -130,6 +130,9 @@ fn lint_platform(p: &Platform) -> Vec<String> {
             ));
         }
     }
+    if p.exec_shell.is_some() && p.kind != Kind::Exec {
+        out.push("exec_shell: only exec platforms run their lines in a shell".into());
+    }
     if p.kind == Kind::Exec && p.templates.contains_key("port_enter") {
         out.push("exec platforms have no port context (port_enter)".into());
     }

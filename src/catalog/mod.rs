@@ -89,6 +89,14 @@ pub enum Channel {
     Exec,
 }
 
+/// The shell an exec platform's channels run their command line in (`exec_shell`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecShell {
+    /// A POSIX shell (`sh -c LINE`, what OpenSSH's sshd runs an exec request in on Linux):
+    /// lines can be joined into one script.
+    Posix,
+}
+
 impl Kind {
     /// The channel a session of this kind talks over.
     pub fn channel(self) -> Channel {
@@ -314,6 +322,11 @@ pub struct Platform {
     /// only after it; without it (or before it) such a value is refused (exit 65), so a
     /// description `--help` can never reach a tool as an option.
     pub end_of_options: Option<String>,
+    /// Exec platforms: the shell every exec channel runs its command line in (`posix`: all
+    /// of them are Linux, behind `sh -c`). With one, several read lines go down one channel
+    /// as one script, each line's output and exit status recovered between markers; without
+    /// it every line has its own channel.
+    pub exec_shell: Option<ExecShell>,
     /// Ports leaving a deleted LAG keep the L2 settings the LAG gave them (IOS): delete_lag
     /// resets each ex-member as reset_port would (and restores the idle VLAN).
     pub lag_delete_resets_members: bool,
@@ -997,6 +1010,45 @@ mod tests {
             "templates use {noun} but nouns lacks",
         ] {
             assert!(problems.contains(want), "{want}: {problems}");
+        }
+    }
+
+    /// `exec_shell` is for exec platforms, and only `posix` is known.
+    #[test]
+    fn exec_shell_is_linted_to_exec_platforms_and_checked_at_load() {
+        let text = MINI.replace(
+            "save_mode = \"exec\"",
+            "save_mode = \"exec\"\nexec_shell = \"posix\"",
+        );
+        let mut c = Catalog::default();
+        c.add_text("test", &text).unwrap();
+        let problems = c.lint().join("\n");
+        assert!(
+            problems.contains("exec_shell: only exec platforms run their lines in a shell"),
+            "{problems}"
+        );
+        let mut c = Catalog::default();
+        c.add_text(
+            "test",
+            &MINI.replace(
+                "save_mode = \"exec\"",
+                "save_mode = \"exec\"\nexec_shell = \"bash\"",
+            ),
+        )
+        .unwrap();
+        assert!(
+            c.lint().join("\n").contains("exec_shell \"bash\""),
+            "{:?}",
+            c.lint()
+        );
+        let builtin = Catalog::builtin().unwrap();
+        for p in builtin.platforms().unwrap() {
+            assert_eq!(
+                p.exec_shell.is_some(),
+                p.kind == Kind::Exec,
+                "{}: every built-in exec platform runs on Linux behind sh -c",
+                p.name
+            );
         }
     }
 

@@ -111,6 +111,7 @@ pub(super) struct RawPlatform {
     #[serde(default)]
     pub(super) nouns: BTreeMap<String, String>,
     pub(super) end_of_options: Option<String>,
+    pub(super) exec_shell: Option<String>,
     #[serde(default)]
     pub(super) options: BTreeMap<String, RawOption>,
     #[serde(default)]

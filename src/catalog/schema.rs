@@ -128,6 +128,15 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
             .collect::<Result<_, String>>()?,
         nouns: r.nouns.clone(),
         end_of_options: r.end_of_options.clone(),
+        exec_shell: match r.exec_shell.as_deref() {
+            None => None,
+            Some("posix") => Some(ExecShell::Posix),
+            Some(other) => {
+                return Err(format!(
+                    "exec_shell {other:?}: the only shell Mercury joins lines for is \"posix\""
+                ))
+            }
+        },
         lag_delete_resets_members: r.lag_delete_resets_members,
         options: r
             .options

@@ -3,8 +3,10 @@
 //! CLI (`cli`): prompt-driven, the mode tracked from each prompt; a line's result is failed
 //! until its output has been checked against the platform's failure indicators. On the first
 //! failure the platform's abort lines run, the session leaves configuration mode and closes;
-//! the error names the line. Exec (`exec`): each line runs on its own channel, judged by
-//! exit status and failure indicators.
+//! the error names the line. Exec (`exec`): each line is judged by its exit status and
+//! failure indicators; a plan's lines run one per channel, the lines of one
+//! [`Session::read`] share one channel where the platform's channels run a POSIX shell
+//! (`exec_shell`), each line's output and status recovered between nonce markers.
 //!
 //! A *dry* session ([`Session::dry`]) runs the same code without a connection and records
 //! every line it would send: `--dry-run` shows what a real session sends when the device
@@ -523,9 +525,7 @@ impl<'a> Session<'a> {
             }
             Inner::Exec(s) => {
                 s.deadline = deadline;
-                lines
-                    .iter()
-                    .try_for_each(|l| s.run_line(l).map(|out| outputs.push(out)))
+                s.read(lines, &mut outputs)
             }
         };
         match &result {

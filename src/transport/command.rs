@@ -247,6 +247,11 @@ impl Exec for CommandExec {
         argv.push(line.to_string());
         run_process(&argv, deadline)
     }
+
+    fn through_shell(&self) -> bool {
+        // The program is handed the line as `ssh host 'line'` hands it to a remote shell.
+        true
+    }
 }
 
 /// Runs a program to completion (or kills it at the deadline), capturing its output.

@@ -118,6 +118,13 @@ pub trait Exec {
         line: &str,
         deadline: Instant,
     ) -> Result<ExecOutput, TransportError>;
+    /// Whether `line` reaches a shell that parses it (an SSH exec channel; a `command`
+    /// transport, which hands it on the way `ssh host 'line'` does), so that a session may
+    /// join several lines into one script. `false` where argv is executed directly
+    /// (`local`): no shell is ever involved there.
+    fn through_shell(&self) -> bool {
+        false
+    }
     /// Things the connection did that the result and audit record must mention (an SSH
     /// host key learned on first use).
     fn warnings(&self) -> Vec<String> {

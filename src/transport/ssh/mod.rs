@@ -1159,6 +1159,11 @@ impl Exec for SshExec {
         })
     }
 
+    fn through_shell(&self) -> bool {
+        // sshd runs an exec request's string with the login shell's `-c`.
+        true
+    }
+
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
     }
