@@ -549,3 +549,293 @@ fn a_waiter_behind_a_held_lock_wakes_about_once_a_second_not_to_poll() {
         );
     }
 }
+
+/// Holds the device's only lock slot as a holder has it (an flock on the slot file).
+fn hold_lock(lab: &Lab, device: &str) -> std::fs::File {
+    let slot = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(lab.path(&format!("locks/{device}.lock")))
+        .unwrap();
+    slot.lock().unwrap();
+    slot
+}
+
+fn lines_after(lab: &Lab, device: &str, from: usize) -> Vec<String> {
+    lab.transcript(device)[from..].to_vec()
+}
+
+/// Issue 18: requests spooled behind a held lock are applied by the next holder as one
+/// batch, counted from the simulator's transcript: the holder's own request, then one read
+/// of every spooled port, one configuration-mode visit with every spooled request's lines,
+/// one read again, one save; before batches, each spooled request had its own reads and its
+/// own `configure terminal`. Each waiter still gets its own result: its port's before and
+/// after, `changed`, its own lines and nobody else's, its own audit record; one of them
+/// (its port already in the VLAN) reads back unchanged and sends nothing of its own.
+#[test]
+fn spooled_requests_are_applied_in_one_configuration_visit_each_with_its_own_result() {
+    const N: u32 = 8;
+    let lab = Lab::new(&[SimDevice::new("leaf", "cisco_ios")]);
+    add_vlans(&lab, "leaf", &[10, 120]);
+    // Port 3 is in VLAN 120 already: its request changes nothing.
+    lab.attach("leaf", "Gi1/0/3", "120").run().expect(0);
+    let slot = hold_lock(&lab, "leaf");
+    let from = lab.transcript("leaf").len();
+    let mut children = Vec::new();
+    for i in 1..=N {
+        let id = format!("b-{i}");
+        children.push((
+            i,
+            id.clone(),
+            attach(&lab, "leaf", &format!("Gi1/0/{i}"), 120, &id),
+        ));
+        wait_for_spooled(&lab, "leaf", i as usize);
+    }
+    drop(slot);
+    let mut holder = None;
+    for (i, id, child) in children {
+        let pid = child.id();
+        let ran = common::finish(child);
+        let v = assert_own_result(&lab, &id, pid, &ran, 0);
+        let port = format!("GigabitEthernet1/0/{i}");
+        let inputs = ran.inputs();
+        // Its own port read (before and after, unless already as requested) and changed, and
+        // no other port.
+        for other in (1..=N).filter(|o| *o != i) {
+            let theirs = format!("GigabitEthernet1/0/{other}");
+            assert!(
+                !inputs.iter().any(|l| l.ends_with(&theirs)),
+                "{id}: another request's line in its result: {inputs:?}"
+            );
+        }
+        let ports = v["data"]["ports"].as_array().unwrap();
+        assert_eq!(ports.len(), 1, "{id}: {v}");
+        assert_eq!(ports[0]["port"], port, "{id}: {v}");
+        assert_eq!(ports[0]["after"]["access_vlan"], 120, "{id}: {v}");
+        if i == 3 {
+            assert_eq!(v["changed"], false, "{id}: {v}");
+            assert_eq!(v["data"]["skipped"], true, "{id}: {v}");
+            assert!(
+                !inputs.contains(&format!("interface {port}")),
+                "{id}: {inputs:?}"
+            );
+        } else {
+            assert_eq!(v["changed"], true, "{id}: {v}");
+            assert_ne!(ports[0]["before"]["access_vlan"], 120, "{id}: {v}");
+            assert_eq!(
+                count(&inputs, &format!("show running-config interface {port}")),
+                2,
+                "{id}: read before and after: {inputs:?}"
+            );
+            assert!(
+                inputs.contains(&format!("interface {port}")),
+                "{id}: {inputs:?}"
+            );
+        }
+        match v["data"]["coalesced"]["role"].as_str() {
+            Some("holder") => holder = Some(v.clone()),
+            Some("waiter") => assert!(
+                inputs.contains(&"copy running-config startup-config".to_string()),
+                "{id}: {inputs:?}"
+            ),
+            other => panic!("{id}: role {other:?}: {v}"),
+        }
+    }
+    let holder = holder.expect("one request held the lock");
+    let batches = holder["data"]["coalesced"]["batches"].as_array().unwrap();
+    assert_eq!(batches.len(), 1, "{holder}");
+    assert_eq!(
+        batches[0].as_array().unwrap().len(),
+        N as usize - 1,
+        "{holder}"
+    );
+
+    let sent = lines_after(&lab, "leaf", from);
+    // The holder's own request, then one visit for all the others.
+    assert_eq!(count(&sent, "configure terminal"), 2, "{sent:#?}");
+    assert_eq!(
+        count(&sent, "copy running-config startup-config"),
+        1,
+        "{sent:#?}"
+    );
+    assert!(count(&sent, "show vlan brief") <= 2, "{sent:#?}");
+    for i in 1..=N {
+        let port = format!("GigabitEthernet1/0/{i}");
+        let reads = count(&sent, &format!("show running-config interface {port}"));
+        assert!(reads <= 2, "{port} read {reads} times: {sent:#?}");
+        let state = &lab.state("leaf")["saved"]["ports"][&port];
+        assert_eq!(state["access_vlan"], 120, "{port}: {state}");
+    }
+    // Two sessions: the one that put port 3 in VLAN 120 and the holder's.
+    assert_eq!(lab.state("leaf")["sessions"]["max_seen"], 1);
+}
+
+/// Two requests on one port keep their arrival order: an attach and then a detach of the
+/// same VLAN on the same port never share a batch (the detach starts the next one), and
+/// the port ends detached, as the requests run one by one would leave it. The detach
+/// reads the port as the attach left it.
+#[test]
+fn requests_on_the_same_port_keep_their_order_across_batches() {
+    let lab = Lab::new(&[slow_ios(&["--fault", "slow=150"])]);
+    add_vlans(&lab, "leaf", &[10, 120, 121, 122]);
+    let holder = attach(&lab, "leaf", "Gi1/0/1", 121, "h");
+    wait_for_holder(&lab, "leaf", "h");
+    let a = attach(&lab, "leaf", "Gi1/0/5", 120, "a");
+    wait_for_spooled(&lab, "leaf", 1);
+    let b = attach(&lab, "leaf", "Gi1/0/6", 122, "b");
+    wait_for_spooled(&lab, "leaf", 2);
+    let c = lab
+        .mercury([
+            "detach-port",
+            "--device",
+            "leaf",
+            "--port",
+            "Gi1/0/5",
+            "--vlan",
+            "120",
+            "--reason",
+            "burst",
+            "--request-id",
+            "c",
+        ])
+        .spawn();
+    wait_for_spooled(&lab, "leaf", 3);
+    let d = attach(&lab, "leaf", "Gi1/0/7", 120, "d");
+    wait_for_spooled(&lab, "leaf", 4);
+    let hv = common::finish(holder).expect(0);
+    for (id, child) in [("a", a), ("b", b), ("c", c), ("d", d)] {
+        let v = common::finish(child).expect(0);
+        assert_eq!(v["data"]["coalesced"]["role"], "waiter", "{id}: {v}");
+        if id == "c" {
+            // The detach read the port as the attach had left it.
+            assert_eq!(v["data"]["ports"][0]["before"]["access_vlan"], 120, "{v}");
+            assert_eq!(v["data"]["ports"][0]["after"]["access_vlan"], 10, "{v}");
+        }
+    }
+    let batches: Vec<Vec<String>> =
+        serde_json::from_value(hv["data"]["coalesced"]["batches"].clone()).unwrap();
+    assert!(!batches.is_empty(), "{hv}");
+    for batch in &batches {
+        assert!(
+            !(batch.contains(&"a".to_string()) && batch.contains(&"c".to_string())),
+            "the attach and the detach of one port in one batch: {batches:?}"
+        );
+    }
+    let state = lab.state("leaf");
+    let p5 = &state["saved"]["ports"]["GigabitEthernet1/0/5"];
+    assert_eq!(p5["access_vlan"], 10, "{p5}");
+    assert_eq!(
+        state["saved"]["ports"]["GigabitEthernet1/0/6"]["access_vlan"],
+        122
+    );
+    assert_eq!(
+        state["saved"]["ports"]["GigabitEthernet1/0/7"]["access_vlan"],
+        120
+    );
+}
+
+/// A request whose line is refused inside a batch fails alone: the requests before it in
+/// the combined configuration visit are applied and verified, its own port is put back as
+/// it was read and never saved in the refused state, and the request after it is sent in
+/// the next visit and applied. Each result says exactly that.
+#[test]
+fn a_refused_line_in_a_batch_fails_only_its_request() {
+    let lab = Lab::new(&[slow_ios(&[
+        "--fault",
+        "slow=150",
+        "--fault",
+        "reject=switchport access vlan 150",
+    ])]);
+    add_vlans(&lab, "leaf", &[10, 120, 130, 150]);
+    let holder = attach(&lab, "leaf", "Gi1/0/1", 120, "h");
+    wait_for_holder(&lab, "leaf", "h");
+    let first = attach(&lab, "leaf", "Gi1/0/2", 120, "first");
+    wait_for_spooled(&lab, "leaf", 1);
+    let bad = attach(&lab, "leaf", "Gi1/0/3", 150, "bad");
+    wait_for_spooled(&lab, "leaf", 2);
+    let last = attach(&lab, "leaf", "Gi1/0/4", 130, "last");
+    wait_for_spooled(&lab, "leaf", 3);
+    let (hp, fp, bp, lp) = (holder.id(), first.id(), bad.id(), last.id());
+    let hv = assert_own_result(&lab, "h", hp, &common::finish(holder), 0);
+    let fv = assert_own_result(&lab, "first", fp, &common::finish(first), 0);
+    let bad_ran = common::finish(bad);
+    let bv = assert_own_result(&lab, "bad", bp, &bad_ran, 1);
+    let lv = assert_own_result(&lab, "last", lp, &common::finish(last), 0);
+
+    let batches: Vec<Vec<String>> =
+        serde_json::from_value(hv["data"]["coalesced"]["batches"].clone()).unwrap();
+    assert_eq!(batches, [["first", "bad", "last"]], "{hv}");
+    for v in [&fv, &lv] {
+        assert_eq!(v["changed"], true, "{v}");
+        assert_eq!(v["data"]["verified"], true, "{v}");
+    }
+    assert_eq!(bv["error_kind"], "device_rejected", "{bv}");
+    assert!(bv["msg"].as_str().unwrap().contains("150"), "{bv}");
+    assert_eq!(
+        bv["partial"]["rejected"], "switchport access vlan 150",
+        "{bv}"
+    );
+    assert_eq!(bv["partial"]["restored"], true, "{bv}");
+    // Its result holds its own lines, among them the refused one, and no one else's.
+    let inputs = bad_ran.inputs();
+    assert!(
+        inputs.contains(&"switchport access vlan 150".to_string()),
+        "{inputs:?}"
+    );
+    assert!(
+        !inputs
+            .iter()
+            .any(|l| l.contains("1/0/2") || l.contains("1/0/4")),
+        "{inputs:?}"
+    );
+    let sent = lab.transcript("leaf");
+    let at = |line: &str| sent.iter().rposition(|l| l == line).unwrap();
+    assert!(at("switchport access vlan 150") < at("switchport access vlan 130"));
+    let state = lab.state("leaf");
+    for (port, vlan) in [("1/0/1", 120), ("1/0/2", 120), ("1/0/4", 130)] {
+        let p = &state["saved"]["ports"][format!("GigabitEthernet{port}")];
+        assert_eq!(p["access_vlan"], vlan, "{port}: {p}");
+    }
+    for where_ in ["running", "saved"] {
+        let p = &state[where_]["ports"]["GigabitEthernet1/0/3"];
+        assert_ne!(p["access_vlan"], 150, "{where_}: {p}");
+    }
+}
+
+/// On a platform whose commit is all or nothing (Junos), a line refused inside a batch's
+/// candidate leaves nothing of the batch in effect (rolled back): every request of it then
+/// runs on its own, so the refusal is the refused request's alone and the others are
+/// applied and committed.
+#[test]
+fn a_refused_line_in_a_junos_batch_leaves_the_others_applied_on_their_own() {
+    let lab = Lab::new(&[SimDevice {
+        sim_args: &["--fault", "slow=150", "--fault", "reject=vlan members 150"],
+        ..SimDevice::new("leaf", "juniper")
+    }]);
+    add_vlans(&lab, "leaf", &[10, 120, 130, 150]);
+    let holder = attach(&lab, "leaf", "ge-0/0/1", 120, "h");
+    wait_for_holder(&lab, "leaf", "h");
+    let first = attach(&lab, "leaf", "ge-0/0/2", 120, "first");
+    wait_for_spooled(&lab, "leaf", 1);
+    let bad = attach(&lab, "leaf", "ge-0/0/3", 150, "bad");
+    wait_for_spooled(&lab, "leaf", 2);
+    let last = attach(&lab, "leaf", "ge-0/0/4", 130, "last");
+    wait_for_spooled(&lab, "leaf", 3);
+    let (hp, fp, bp, lp) = (holder.id(), first.id(), bad.id(), last.id());
+    let hv = assert_own_result(&lab, "h", hp, &common::finish(holder), 0);
+    assert_own_result(&lab, "first", fp, &common::finish(first), 0);
+    let bv = assert_own_result(&lab, "bad", bp, &common::finish(bad), 1);
+    assert_own_result(&lab, "last", lp, &common::finish(last), 0);
+    let batches: Vec<Vec<String>> =
+        serde_json::from_value(hv["data"]["coalesced"]["batches"].clone()).unwrap();
+    assert_eq!(batches, [["first", "bad", "last"]], "{hv}");
+    assert_eq!(bv["error_kind"], "device_rejected", "{bv}");
+    let state = lab.state("leaf");
+    for (port, vlan) in [("ge-0/0/1", 120), ("ge-0/0/2", 120), ("ge-0/0/4", 130)] {
+        let p = &state["running"]["ports"][port];
+        assert_eq!(p["access_vlan"], vlan, "{port}: {p}");
+    }
+    assert_ne!(state["running"]["ports"]["ge-0/0/3"]["access_vlan"], 150);
+}

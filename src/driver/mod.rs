@@ -10,13 +10,15 @@
 //!
 //! Preparing ([`Driver::prepare`]) checks everything without device contact; applying
 //! ([`Prepared::apply`]) runs in a [`Session`] — a real one, or a dry one that records
-//! what would be sent (`--dry-run` runs the same code). Drivers decide what is sent and what
+//! what would be sent (`--dry-run` runs the same code). Several prepared requests of the
+//! `templates` kind can also be applied as one batch ([`apply_batch`], request coalescing). Drivers decide what is sent and what
 //! the device's answers mean for the result; they never lock, audit or pick exit codes.
 
 pub mod ovsdb;
 pub mod readback;
 pub mod templates;
 
+pub use templates::batch::{apply_batch, batch_ports, Part};
 pub use templates::{plan, show_lines};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -69,6 +71,12 @@ pub trait Prepared {
     /// request is never coalesced and never saves.
     fn mutates(&self) -> bool {
         true
+    }
+
+    /// The `templates` kind's plan, so that several requests can be applied as one
+    /// ([`apply_batch`]); `None` for other kinds.
+    fn as_templates(&self) -> Option<&templates::TemplatePlan<'_>> {
+        None
     }
 
     /// The ports Mercury plugged on this device and the VLANs each carries, read from the

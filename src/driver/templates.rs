@@ -29,6 +29,8 @@ use crate::session::plan::{Line, Plan};
 use crate::session::{Progress, Session, SessionError, Transcript};
 use crate::verify::{self, Check, PortReport, PortState};
 
+pub mod batch;
+
 /// Template variables for one action.
 type Vars = BTreeMap<&'static str, String>;
 
@@ -881,8 +883,9 @@ impl Driver for Templates {
     }
 }
 
-/// A request rendered into lines, with the ports to read back when verifying.
-struct TemplatePlan<'p> {
+/// A request rendered into lines, with the ports to read back when verifying (several of
+/// them can be applied as one: [`batch`]).
+pub struct TemplatePlan<'p> {
     platform: &'p Platform,
     /// The platform with the device's options applied: what plans are made with.
     configured: Platform,
@@ -902,6 +905,10 @@ impl Prepared for TemplatePlan<'_> {
 
     fn mutates(&self) -> bool {
         self.req.op != Op::VerifyPort && !self.req.check
+    }
+
+    fn as_templates(&self) -> Option<&TemplatePlan<'_>> {
+        Some(self)
     }
 
     fn apply(&self, session: &mut Session, deadline: Instant, guard: Guard) -> Applied {

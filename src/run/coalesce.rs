@@ -1,6 +1,8 @@
 //! The lock path of a request: this host's lock slots (and etcd's), and request
 //! coalescing — spooling a planned request for the holder, or serving spooled requests in
-//! our own session (see `spool` for the on-disk protocol and docs/scale.md).
+//! our own session: every request waiting is claimed at once and cut, in arrival order,
+//! into batches of port operations on distinct ports that the driver applies as one
+//! (`driver::apply_batch`). See `spool` for the on-disk protocol and docs/scale.md.
 
 use super::*;
 
@@ -140,6 +142,16 @@ impl<'a> WaitNotice<'a> {
     }
 }
 
+/// Policy's say on what one claimed request removes (its caller's scope).
+type BoxedGuard<'g> = Box<dyn Fn(&[Removal]) -> Result<(), policy::Denied> + 'g>;
+
+/// A claimed request prepared by this process's driver, with its caller's scope.
+struct Ready<'d, 'c> {
+    prepared: Box<dyn driver::Prepared + 'd>,
+    scope: Option<Scope<'c>>,
+    op: Op,
+}
+
 /// What the holder did with one claimed request.
 pub(super) struct Served {
     /// The lines sent for it.
@@ -150,7 +162,7 @@ pub(super) struct Served {
     progress: Progress,
 }
 
-impl Job<'_> {
+impl<'a> Job<'a> {
     /// The lock is busy: spool the request for the holder and wait for its answer, or for
     /// the lock. `Some(lock)`: run it ourselves; `None`: done, the report is filled.
     pub(super) fn wait_in_spool(
@@ -235,9 +247,14 @@ impl Job<'_> {
         }
     }
 
-    /// Claims spooled requests (oldest first, at most `max_batch`) and applies each in
-    /// this session, each prepared again by this process's driver, with its own deadline
-    /// and failure isolation.
+    /// Claims spooled requests (oldest first, at most `max_batch` in all) and applies them
+    /// in this session: every request waiting at the moment is claimed at once and the
+    /// requests of port operations on distinct ports are applied as one batch
+    /// ([`driver::apply_batch`]: one read before, one configuration-mode visit, one read
+    /// after); a request on a port an earlier one of the batch changes, or of another kind,
+    /// closes the batch and runs after it, so arrival order holds. Requests that arrive
+    /// meanwhile are claimed in the next pass. Each request is prepared again by this
+    /// process's driver and keeps its own outcome and failure isolation.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn serve(
         &mut self,
@@ -252,91 +269,189 @@ impl Job<'_> {
         let mut server = spool.server(compat);
         let mut out = Vec::new();
         let max = self.config.coalesce.max_batch as usize;
-        while session.healthy() && out.len() < max && Instant::now() < own_deadline && !held.lost()
+        let mut stop = false;
+        while !stop
+            && session.healthy()
+            && out.len() < max
+            && Instant::now() < own_deadline
+            && !held.lost()
         {
-            match server.claim_next() {
-                Ok(Some(claim)) => {
-                    let served = self.apply_claimed(session, &claim.entry, device, platform);
-                    // A waiter's change that failed part-way and was not undone must not be
-                    // saved with everyone else's: the session's save is skipped.
-                    let p = &served.progress;
-                    if served.result.is_err() && p.took_effect && p.restored != Some(true) {
-                        session.skip_save();
-                        self.report.warnings.push(format!(
-                            "not saved: coalesced request {} failed part-way and could not be undone; saving would have persisted its partial change",
-                            claim.entry.request_id
-                        ));
+            let mut claims = Vec::new();
+            while out.len() + claims.len() < max {
+                match server.claim_next() {
+                    Ok(Some(claim)) => claims.push(claim),
+                    Ok(None) => break,
+                    Err(e) => {
+                        self.report
+                            .warnings
+                            .push(format!("coalescing stopped: {e}"));
+                        stop = true;
+                        break;
                     }
-                    out.push((claim, served));
                 }
-                Ok(None) => break,
-                Err(e) => {
-                    self.report
-                        .warnings
-                        .push(format!("coalescing stopped: {e}"));
-                    break;
+            }
+            if claims.is_empty() {
+                break;
+            }
+            let (served, batches) = self.apply_claims(session, &claims, device, platform);
+            self.batches.extend(batches);
+            for (claim, served) in claims.into_iter().zip(served) {
+                // A waiter's change that failed part-way and was not undone must not be
+                // saved with everyone else's: the session's save is skipped.
+                let p = &served.progress;
+                if served.result.is_err() && p.took_effect && p.restored != Some(true) {
+                    session.skip_save();
+                    self.report.warnings.push(format!(
+                        "not saved: coalesced request {} failed part-way and could not be undone; saving would have persisted its partial change",
+                        claim.entry.request_id
+                    ));
                 }
+                out.push((claim, served));
             }
         }
         out
     }
 
-    /// A waiter's request, as the waiter would have run it: validated, resolved (to this
-    /// device, or refused), checked against the device policy (the waiter checked its
-    /// caller's scope), prepared by the platform's driver, applied.
-    fn apply_claimed(
+    /// The claimed requests of one pass, in arrival order: prepared, grouped into batches
+    /// of port operations on distinct ports, applied. Also returns the request ids of each
+    /// batch of more than one.
+    fn apply_claims(
         &self,
         session: &mut Session,
-        entry: &Entry,
+        claims: &[Claim],
         device: &Device,
         platform: &Platform,
-    ) -> Served {
-        let scope = match &entry.caller {
-            None => Ok(None),
-            Some(name) => self
-                .config
-                .callers
-                .get(name)
-                .map(|caller| {
-                    Some(Scope {
-                        caller,
-                        allow_devices: entry.allow_devices.clone(),
+    ) -> (Vec<Served>, Vec<Vec<String>>) {
+        let mut served: Vec<Option<Served>> = claims.iter().map(|_| None).collect();
+        let mut ready = Vec::new();
+        for (i, claim) in claims.iter().enumerate() {
+            match self.prepare_claimed(&claim.entry, device, platform) {
+                Ok(r) => ready.push((i, r)),
+                Err(e) => {
+                    served[i] = Some(Served {
+                        transcript: Transcript::default(),
+                        result: Err(e),
+                        progress: Progress::default(),
                     })
-                })
-                .ok_or_else(|| Error::Internal(format!("spooled caller {name} is not configured"))),
-        };
-        let prepared = (|| -> Result<_, Error> {
-            let scope = scope?;
-            let mut req = Request::from_raw(entry.request.clone())?;
-            let (d, pf) = resolve::resolve(&mut req, self.config, self.catalog, scope.as_ref())?;
-            if d.name != device.name {
-                return Err(Error::Internal(format!(
-                    "spooled request {} names device {}, not {}",
-                    entry.request_id, d.name, device.name
-                )));
-            }
-            policy::check(&req, device, pf, scope.as_ref())?;
-            req.verify = settled_verify(&req, device, platform);
-            let p = driver::for_platform(platform).prepare(&req, device, platform)?;
-            Ok((p, scope, req.op))
-        })();
-        match prepared {
-            Err(e) => Served {
-                transcript: Transcript::default(),
-                result: Err(e),
-                progress: Progress::default(),
-            },
-            Ok((p, scope, op)) => {
-                let guard =
-                    |r: &[Removal]| policy::check_removals(device, scope.as_ref(), op.name(), r);
-                let applied = p.apply(session, Instant::now() + device.request_timeout, &guard);
-                Served {
-                    transcript: applied.transcript,
-                    result: applied.result.map_err(Error::from),
-                    progress: applied.progress,
                 }
             }
         }
+        // Split at the first request that cannot join the current batch.
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut current: Vec<usize> = Vec::new();
+        let mut ports = std::collections::BTreeSet::new();
+        for (k, (_, r)) in ready.iter().enumerate() {
+            match driver::batch_ports(r.prepared.as_ref()) {
+                Some(p) if !p.iter().any(|x| ports.contains(x)) => {
+                    ports.extend(p);
+                    current.push(k);
+                }
+                Some(p) => {
+                    groups.push(std::mem::take(&mut current));
+                    ports = p.into_iter().collect();
+                    current.push(k);
+                }
+                None => {
+                    if !current.is_empty() {
+                        groups.push(std::mem::take(&mut current));
+                    }
+                    ports.clear();
+                    groups.push(vec![k]);
+                }
+            }
+        }
+        if !current.is_empty() {
+            groups.push(current);
+        }
+        let guards: Vec<BoxedGuard> = ready
+            .iter()
+            .map(|(_, r)| {
+                Box::new(move |rm: &[Removal]| {
+                    policy::check_removals(device, r.scope.as_ref(), r.op.name(), rm)
+                }) as BoxedGuard
+            })
+            .collect();
+        let mut batches = Vec::new();
+        for group in groups {
+            let parts: Vec<driver::Part> = group
+                .iter()
+                .map(|&k| driver::Part {
+                    prepared: ready[k].1.prepared.as_ref(),
+                    guard: guards[k].as_ref(),
+                })
+                .collect();
+            // Each batch (or request alone) with its own deadline, as a request alone.
+            let deadline = Instant::now() + device.request_timeout;
+            let applied = driver::apply_batch(&parts, session, deadline);
+            if group.len() > 1 {
+                batches.push(
+                    group
+                        .iter()
+                        .map(|&k| claims[ready[k].0].entry.request_id.clone())
+                        .collect(),
+                );
+            }
+            for (&k, a) in group.iter().zip(applied) {
+                served[ready[k].0] = Some(Served {
+                    transcript: a.transcript,
+                    result: a.result.map_err(Error::from),
+                    progress: a.progress,
+                });
+            }
+        }
+        let served = served
+            .into_iter()
+            .map(|s| {
+                s.unwrap_or_else(|| Served {
+                    transcript: Transcript::default(),
+                    result: Err(Error::Internal("a claimed request was not applied".into())),
+                    progress: Progress::default(),
+                })
+            })
+            .collect();
+        (served, batches)
+    }
+
+    /// A waiter's request, as the waiter would have run it: validated, resolved (to this
+    /// device, or refused), checked against the device policy (the waiter checked its
+    /// caller's scope), prepared by the platform's driver.
+    fn prepare_claimed<'d>(
+        &self,
+        entry: &Entry,
+        device: &'d Device,
+        platform: &'d Platform,
+    ) -> Result<Ready<'d, 'a>, Error> {
+        let scope = match &entry.caller {
+            None => None,
+            Some(name) => Some(
+                self.config
+                    .callers
+                    .get(name)
+                    .map(|caller| Scope {
+                        caller,
+                        allow_devices: entry.allow_devices.clone(),
+                    })
+                    .ok_or_else(|| {
+                        Error::Internal(format!("spooled caller {name} is not configured"))
+                    })?,
+            ),
+        };
+        let mut req = Request::from_raw(entry.request.clone())?;
+        let (d, pf) = resolve::resolve(&mut req, self.config, self.catalog, scope.as_ref())?;
+        if d.name != device.name {
+            return Err(Error::Internal(format!(
+                "spooled request {} names device {}, not {}",
+                entry.request_id, d.name, device.name
+            )));
+        }
+        policy::check(&req, device, pf, scope.as_ref())?;
+        req.verify = settled_verify(&req, device, platform);
+        let prepared = driver::for_platform(platform).prepare(&req, device, platform)?;
+        Ok(Ready {
+            prepared,
+            scope,
+            op: req.op,
+        })
     }
 
     /// A waiter's result: its own lines and outcome, plus the shared save when its own

@@ -289,6 +289,7 @@ fn execute(config_path: &Path, sub: Submission, report: &mut Report) -> Result<(
         started_written: false,
         device_contacted: false,
         how_extra: serde_json::Map::new(),
+        batches: Vec::new(),
         hops_audited: false,
         what: json!({"op": raw.op}),
         why: json!({}),
@@ -367,6 +368,8 @@ struct Job<'a> {
     device_contacted: bool,
     /// Extra keys for the finished record's `how` (coalescing).
     how_extra: serde_json::Map<String, serde_json::Value>,
+    /// The holder's batches of more than one served request (request ids, in order).
+    batches: Vec<Vec<String>>,
     /// The DPU path wrote each device's own audit records (`uplink`).
     hops_audited: bool,
     what: serde_json::Value,
@@ -549,9 +552,15 @@ impl Job<'_> {
             }
         }
         if !served_ids.is_empty() {
-            self.report.data = json!({"coalesced": {"role": "holder", "served": served_ids}});
+            self.report.data = json!({"coalesced": {
+                "role": "holder",
+                "served": served_ids,
+                "batches": self.batches,
+            }});
             self.how_extra
                 .insert("coalesced_served".into(), json!(served_ids));
+            self.how_extra
+                .insert("coalesced_batches".into(), json!(self.batches));
         }
         if own.is_ok() {
             transcript.append(finished.transcript);

@@ -61,8 +61,9 @@ impl CommandRecord {
     }
 }
 
-/// A session failure.
-#[derive(Debug, thiserror::Error)]
+/// A session failure (`Clone`: a batch of coalesced requests hands one session failure to
+/// every request it stopped).
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum SessionError {
     /// The device answered a line with a failure indicator, a failed commit, or a non-zero
     /// exit status (exit 1).

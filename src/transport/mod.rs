@@ -16,7 +16,7 @@ use crate::catalog::Channel;
 use crate::config::{Device, Secrets, TransportKind};
 
 /// A transport failure, with the stage that failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum TransportError {
     /// Could not reach the device (TCP refused or timed out, name resolution, handshake).
     #[error("{stage}: {message}")]
