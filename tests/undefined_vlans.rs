@@ -351,6 +351,37 @@ fn os10_aoscx_and_onyx_refuse_the_line() {
     }
 }
 
+/// AOS-CX: `no routing` (the `port_l2` line) turns a routed port into a switchport before
+/// `vlan access 130` is refused, and no reader shows a port's routing, so the restore cannot
+/// undo or check it: the result must say the change is partly applied, name the line, and
+/// never claim the port was restored (it said `changed: false` before).
+#[test]
+fn aoscx_no_routing_before_a_refusal_is_reported_as_in_effect() {
+    let (platform, port) = ("aruba_aoscx", "1/1/5");
+    let lab = unread(platform, port);
+    let was = lab.state("leaf")["running"]["ports"][port].clone();
+    assert!(was["mode"].is_null(), "a routed port to start: {was}");
+    let v = lab.attach("leaf", port, "130").run().expect(1);
+    assert_eq!(v["error_kind"], "device_rejected", "{v}");
+    assert_eq!(v["changed"], true, "{v}");
+    assert_eq!(v["partial"]["restored"], false, "{v}");
+    assert_eq!(
+        v["partial"]["unrestorable"],
+        serde_json::json!(["no routing"]),
+        "{v}"
+    );
+    assert!(msg(&v).contains("PARTLY APPLIED"), "{v}");
+    assert!(
+        msg(&v).contains("\"no routing\" cannot be read back"),
+        "{v}"
+    );
+    // What the result says is what the switch did: the port is a switchport now.
+    let is = &lab.state("leaf")["running"]["ports"][port];
+    assert!(!is["mode"].is_null(), "no routing took effect: {is}");
+    let last = lab.audit().pop().unwrap();
+    assert_eq!(last["how"]["changed"], true, "{last}");
+}
+
 /// NX-OS accepts an access VLAN it does not have without creating it (`Access Mode VLAN: 3
 /// (Vlan not created)`, captures in sim/STATUS.md): the attach succeeds, the port reads
 /// back in VLAN 130, and VLAN 130 still does not exist. The result is true to the device

@@ -1160,10 +1160,10 @@ impl TemplatePlan<'_> {
             // Refused part-way on a platform that applies each line as it goes: put the
             // ports back as they were read, and say whether that worked.
             if let (Some(before), true) = (&before, took_effect && session.healthy()) {
-                progress.restored = Some(
-                    self.restore(session, &checks, before, deadline, transcript)
-                        && self.delete_created(session, &created, deadline, transcript),
-                );
+                let restored = self.restore(session, &checks, before, deadline, transcript)
+                    && self.delete_created(session, &created, deadline, transcript);
+                progress.unrestorable = unread_lines(self.platform, &progress.accepted);
+                progress.restored = Some(restored && progress.unrestorable.is_empty());
             }
             return Err(e.into());
         }
@@ -1554,6 +1554,26 @@ fn removals_unread(req: &Request) -> Vec<Removal> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// The accepted lines that come from a template whose effect the platform's reader does
+/// not show (`port_l2`: AOS-CX `no routing` turns a routed port into a switchport, and a
+/// read of the port tells a routed port from an access port in no VLAN only where the
+/// reader models it — none does today), so that no restore may claim to have undone them.
+fn unread_lines(platform: &Platform, accepted: &[String]) -> Vec<String> {
+    // Lines without variables render to themselves.
+    let unread: Vec<String> = platform
+        .templates
+        .get("port_l2")
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.render(&|_| None).ok())
+        .collect();
+    accepted
+        .iter()
+        .filter(|l| unread.iter().any(|u| u == l.trim()))
+        .cloned()
+        .collect()
 }
 
 /// Reads each checked port: its show lines, then the platform's parser. `None` from a dry

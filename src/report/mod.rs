@@ -107,7 +107,16 @@ fn partly(p: &Progress) -> String {
         if p.saved == Some(false) {
             s.push_str(", not saved");
         }
-        if p.restored == Some(false) {
+        if p.restored == Some(false) && !p.unrestorable.is_empty() {
+            s.push_str(&format!(
+                ", and {} cannot be read back or undone (the rest was put back as read before)",
+                p.unrestorable
+                    .iter()
+                    .map(|l| format!("{l:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        } else if p.restored == Some(false) {
             s.push_str(", and putting the ports back as read before failed");
         }
         s.push_str(": read the port back (verify-port) and repeat or reset the request");

@@ -228,6 +228,11 @@ pub struct Progress {
     /// was attempted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub restored: Option<bool>,
+    /// Accepted lines whose effect the platform's reader does not show, so no restore can
+    /// undo or check them (AOS-CX `no routing` on a port that may have been routed): with
+    /// any, `restored` is never `true`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unrestorable: Vec<String>,
 }
 
 impl Progress {
@@ -247,6 +252,7 @@ impl Progress {
         if other.restored.is_some() {
             self.restored = other.restored;
         }
+        self.unrestorable.extend(other.unrestorable);
     }
 
     /// How far a plan got: the lines (and commits) the device accepted, and the one it was

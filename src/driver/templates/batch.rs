@@ -29,7 +29,9 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use super::{needed_vlans, plan_for, removals_unread, show_lines, Before, TemplatePlan};
+use super::{
+    needed_vlans, plan_for, removals_unread, show_lines, unread_lines, Before, TemplatePlan,
+};
 use crate::catalog::Kind;
 use crate::driver::{readback, Applied, Done, Failure, Guard, Prepared, Removal};
 use crate::request::Op;
@@ -463,7 +465,8 @@ fn apply_combined(
             if let (Some(before), true) = (w.before.clone(), took_effect && session.healthy()) {
                 let restored =
                     w.tp.restore(session, &w.checks, &before, deadline, &mut w.transcript);
-                w.progress.restored = Some(restored);
+                w.progress.unrestorable = unread_lines(w.tp.platform, &w.progress.accepted);
+                w.progress.restored = Some(restored && w.progress.unrestorable.is_empty());
             }
             w.result = Some(Err(e.clone().into()));
         } else if start < n {
