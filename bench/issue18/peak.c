@@ -1,6 +1,8 @@
 /* peak OUT CMD [ARG...]: run CMD (stdin, stdout and stderr passed through) from this small
  * process with fork(), wait for it, and write "<peak RSS KiB> <user+system CPU ms>" of CMD
- * to OUT; exit with CMD's exit code (128 + signal when killed).
+ * to OUT, then its wall time in ms (fork to reap, on the monotonic clock: without the
+ * cost of starting this helper from Python); exit with CMD's exit code (128 + signal when
+ * killed).
  *
  * Why: a child started by Python's subprocess (vfork/posix_spawn) or after a fork() of a
  * large parent is charged the parent's resident set until it execs (the kernel keeps the
@@ -9,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -17,6 +20,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: peak OUT CMD [ARG...]\n");
         return 64;
     }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     pid_t pid = fork();
     if (pid < 0) {
         perror("peak: fork");
@@ -33,6 +38,8 @@ int main(int argc, char **argv) {
         perror("peak: wait4");
         return 71;
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double wall = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
     FILE *out = fopen(argv[1], "w");
     if (!out) {
         perror("peak: open");
@@ -40,7 +47,7 @@ int main(int argc, char **argv) {
     }
     double cpu = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
                  (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
-    fprintf(out, "%ld %.3f\n", ru.ru_maxrss, cpu);
+    fprintf(out, "%ld %.3f %.3f\n", ru.ru_maxrss, cpu, wall);
     fclose(out);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WEXITSTATUS(status);
