@@ -569,9 +569,10 @@ fn etcd_tls_refusals_are_not_permitted_and_touch_nothing() {
             .run()
     };
 
-    // No client certificate: etcd refuses it after the TLS 1.3 handshake. Whether the
-    // client reads the alert (77) or meets the closed connection first (75) is a race;
-    // either way nothing runs and the message says why.
+    // No client certificate: etcd refuses it after the TLS 1.3 handshake, with the alert
+    // CertificateRequired or BadCertificate (both seen from the same etcd, run to run).
+    // Whether the client reads the alert (77) or meets the closed connection first (75) is
+    // a race; either way nothing runs and the message says a client certificate is needed.
     let r = attach(&etcd.lock_table("exec-a", 5, false));
     let v = r.json();
     assert!(r.code == 77 || r.code == 75, "{v}");

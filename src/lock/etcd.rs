@@ -157,7 +157,15 @@ fn post(
             other => other.to_string(),
         };
         let tls = is_tls(&e);
-        let what = if tls {
+        let what = if tls && ep.tls && !client_cert && what.contains("Certificate") {
+            // No certificate offered, and etcd's alert is about the client's certificate:
+            // CertificateRequired, or BadCertificate from etcd versions that send that for
+            // an empty certificate message.
+            format!(
+                "TLS: {what} (no client certificate is configured: etcd requires one, \
+                 cert_file and key_file)"
+            )
+        } else if tls {
             format!("TLS: {what}")
         } else if ep.tls && !client_cert && matches!(&e, ureq::Error::Io(_)) {
             // TLS 1.3 refuses a missing client certificate after the handshake: the
