@@ -1084,64 +1084,23 @@ impl TemplatePlan<'_> {
             deadline,
             transcript,
         )?;
-        let (plan, checks) = match &before {
-            None => (self.plan.clone(), checks.to_vec()),
-            Some(states) => {
-                let by_port: BTreeMap<&str, &PortState> = checks
-                    .iter()
-                    .map(|c| c.port.as_str())
-                    .zip(states.iter())
-                    .collect();
-                let before_of = |port: &str| match by_port.get(port) {
-                    Some(s) => Before::Read(s),
-                    None => Before::Assumed,
-                };
-                let plan = plan_for(&self.req, self.device, &self.configured, &before_of)?;
-                let refined =
-                    verify::refine(checks, &self.req, self.device, &self.configured, states);
-                (plan, refined)
-            }
-        };
         let name = self.req.op.name();
         let device = &self.device.name;
-        if let Some(before) = &before {
-            // Nothing to compare (a LAG deleted without naming its members): nothing is known
-            // to hold, the plan runs.
-            let already = !checks.is_empty()
-                && checks
-                    .iter()
-                    .zip(before)
-                    .all(|(c, s)| !c.expect.is_empty() && c.expect.check(s).holds());
-            if already || plan.lines.is_empty() {
-                let reports = checks
-                    .iter()
-                    .zip(before)
-                    .map(|(c, s)| PortReport {
-                        port: c.port.clone(),
-                        before: Some(s.clone()),
-                        after: Some(s.clone()),
-                        changed: false,
-                        drift: Vec::new(),
-                        unverified: Vec::new(),
-                    })
-                    .collect();
-                return Ok(readback::verified(name, device, reports, true));
-            }
-            let removals: Vec<Removal> = checks
-                .iter()
-                .zip(before)
-                .map(|(c, s)| Removal {
-                    port: c.port.clone(),
-                    vlans: Some(
-                        verify::carried(s)
-                            .difference(&verify::carried(&c.expect.desired(s)))
-                            .copied()
-                            .collect(),
-                    ),
-                })
-                .collect();
-            guard(&removals)?;
-        }
+        let (plan, checks) = match &before {
+            // A dry run reads nothing: the plan is the one for ports that need the change.
+            None => (self.plan.clone(), checks.to_vec()),
+            Some(before) => match self.plan_from_read(checks, before)? {
+                FromRead::Holds(done) => return Ok(done),
+                FromRead::Change {
+                    plan,
+                    checks,
+                    removals,
+                } => {
+                    guard(&removals)?;
+                    (plan, checks)
+                }
+            },
+        };
         // The VLANs the ports need exist, or are created first (manage_vlans), or the change
         // is refused; a dry run lists the VLAN-table read a live run sends, and check mode
         // refuses what a live run would.
@@ -1167,19 +1126,100 @@ impl TemplatePlan<'_> {
             }
             return Err(e.into());
         }
-        // Notes from planning against what was read (a VLAN created on demand, an untagged
-        // VLAN left in place), beyond those the prepared plan already gave.
-        let fresh: Vec<String> = plan
-            .warnings
-            .iter()
-            .filter(|w| !self.plan.warnings.contains(w))
-            .cloned()
-            .collect();
         let after = read_states(session, &self.configured, &checks, deadline, transcript)?;
         let (Some(before), Some(after)) = (before, after) else {
             // A dry run reads nothing: there is nothing to compare.
             return Ok(Done::default());
         };
+        Ok(self.verified(&checks, before, after, &plan))
+    }
+}
+
+/// What the ports as read decide before anything is sent.
+pub(super) enum FromRead {
+    /// They already are as requested, or nothing needs sending: the verified result.
+    Holds(Done),
+    /// The plan from what was read, the checks refined against it, and what the plan would
+    /// take off each port (for the caller's removal guard).
+    Change {
+        plan: Plan,
+        checks: Vec<Check>,
+        removals: Vec<Removal>,
+    },
+}
+
+impl TemplatePlan<'_> {
+    /// Plans from the ports as read (`before`, in the order of `checks`): one request
+    /// alone ([`Prepared::apply`]) and each request of a batch ([`batch`]) decide the same.
+    pub(super) fn plan_from_read(
+        &self,
+        checks: &[Check],
+        before: &[PortState],
+    ) -> Result<FromRead, Unsupported> {
+        let by_port: BTreeMap<&str, &PortState> = checks
+            .iter()
+            .map(|c| c.port.as_str())
+            .zip(before.iter())
+            .collect();
+        let before_of = |port: &str| match by_port.get(port) {
+            Some(s) => Before::Read(s),
+            None => Before::Assumed,
+        };
+        let plan = plan_for(&self.req, self.device, &self.configured, &before_of)?;
+        let checks = verify::refine(checks, &self.req, self.device, &self.configured, before);
+        // Nothing to compare (a LAG deleted without naming its members): nothing is known to
+        // hold, the plan runs.
+        let already = !checks.is_empty()
+            && checks
+                .iter()
+                .zip(before)
+                .all(|(c, s)| !c.expect.is_empty() && c.expect.check(s).holds());
+        if already || plan.lines.is_empty() {
+            let reports = checks
+                .iter()
+                .zip(before)
+                .map(|(c, s)| PortReport {
+                    port: c.port.clone(),
+                    before: Some(s.clone()),
+                    after: Some(s.clone()),
+                    changed: false,
+                    drift: Vec::new(),
+                    unverified: Vec::new(),
+                })
+                .collect();
+            let done = readback::verified(self.req.op.name(), &self.device.name, reports, true);
+            return Ok(FromRead::Holds(done));
+        }
+        let removals = checks
+            .iter()
+            .zip(before)
+            .map(|(c, s)| Removal {
+                port: c.port.clone(),
+                vlans: Some(
+                    verify::carried(s)
+                        .difference(&verify::carried(&c.expect.desired(s)))
+                        .copied()
+                        .collect(),
+                ),
+            })
+            .collect();
+        Ok(FromRead::Change {
+            plan,
+            checks,
+            removals,
+        })
+    }
+
+    /// The result of a change read back: each port's before, after and verdict, and the
+    /// notes from planning against what was read (a VLAN created on demand, an untagged VLAN
+    /// left in place) beyond those the prepared plan already gave.
+    pub(super) fn verified(
+        &self,
+        checks: &[Check],
+        before: Vec<PortState>,
+        after: Vec<PortState>,
+        plan: &Plan,
+    ) -> Done {
         let reports = checks
             .iter()
             .zip(before)
@@ -1196,9 +1236,14 @@ impl TemplatePlan<'_> {
                 }
             })
             .collect();
-        let mut done = readback::verified(name, device, reports, false);
-        done.warnings.extend(fresh);
-        Ok(done)
+        let mut done = readback::verified(self.req.op.name(), &self.device.name, reports, false);
+        done.warnings.extend(
+            plan.warnings
+                .iter()
+                .filter(|w| !self.plan.warnings.contains(w))
+                .cloned(),
+        );
+        done
     }
 }
 
@@ -1618,7 +1663,9 @@ fn read_ports(
         })
         .collect::<Result<Vec<_>, _>>()?;
     if checks.iter().any(|c| c.may_be_absent) {
-        let states = read_each(session, platform, spec, checks, deadline, transcript)?;
+        let states = read_each(
+            session, platform, spec, checks, &per_port, deadline, transcript,
+        )?;
         let table = match extra {
             Some(line) => {
                 let (segment, outputs) =
@@ -1646,39 +1693,39 @@ fn read_ports(
         rest = after;
         match verify::parse(platform, spec, &c.port, mine) {
             Ok(s) => states.push(s),
-            Err(message) => {
-                return Err(SessionError::Unparsable {
-                    line: lines
-                        .iter()
-                        .map(|l| l.text.as_str())
-                        .collect::<Vec<_>>()
-                        .join("; "),
-                    message,
-                })
-            }
+            Err(message) => return Err(unparsable(lines, message)),
         }
     }
     let table = extra.map(|_| rest.join("\n"));
     Ok((Some(states), table))
 }
 
-/// Reads the checked ports one by one (some may be absent: a refused read is an absent
-/// port).
+/// A port's read whose output its parser does not understand: the show lines and why.
+fn unparsable(lines: &[Line], message: String) -> SessionError {
+    SessionError::Unparsable {
+        line: lines
+            .iter()
+            .map(|l| l.text.as_str())
+            .collect::<Vec<_>>()
+            .join("; "),
+        message,
+    }
+}
+
+/// Reads the checked ports one by one, each with its show lines `per_port` (some may be
+/// absent: a refused read is an absent port).
 fn read_each(
     session: &mut Session,
     platform: &Platform,
     spec: &crate::catalog::VerifySpec,
     checks: &[Check],
+    per_port: &[Vec<Line>],
     deadline: Instant,
     transcript: &mut Transcript,
 ) -> Result<Option<Vec<PortState>>, SessionError> {
     let mut states = Vec::new();
-    for c in checks {
-        let lines = show_lines(platform, spec, &c.port).map_err(|e| SessionError::Unparsable {
-            line: c.port.clone(),
-            message: e.0,
-        })?;
-        let (segment, outputs) = session.read(&lines, spec.mode.as_deref(), deadline);
+    for (c, lines) in checks.iter().zip(per_port) {
+        let (segment, outputs) = session.read(lines, spec.mode.as_deref(), deadline);
         transcript.append(segment.transcript);
         match segment.result {
             Err(SessionError::Rejected { .. }) if c.may_be_absent => {
@@ -1694,16 +1741,7 @@ fn read_each(
         match verify::parse(platform, spec, &c.port, &outputs) {
             Ok(s) => states.push(s),
             Err(_) if c.may_be_absent => states.push(PortState::absent()),
-            Err(message) => {
-                return Err(SessionError::Unparsable {
-                    line: lines
-                        .iter()
-                        .map(|l| l.text.as_str())
-                        .collect::<Vec<_>>()
-                        .join("; "),
-                    message,
-                })
-            }
+            Err(message) => return Err(unparsable(lines, message)),
         }
     }
     Ok((!session.is_dry()).then_some(states))

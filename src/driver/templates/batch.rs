@@ -30,14 +30,13 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use super::{
-    needed_vlans, plan_for, removals_unread, show_lines, unread_lines, Before, TemplatePlan,
+    needed_vlans, removals_unread, show_lines, unparsable, unread_lines, FromRead, TemplatePlan,
 };
-use crate::catalog::Kind;
-use crate::driver::{readback, Applied, Done, Failure, Guard, Prepared, Removal};
+use crate::driver::{Applied, Done, Failure, Guard, Prepared};
 use crate::request::Op;
 use crate::session::plan::{Line, Plan};
 use crate::session::{Progress, Session, SessionError, Transcript};
-use crate::verify::{self, Check, PortReport, PortState};
+use crate::verify::{self, Check, PortState};
 
 /// One request of a batch: prepared by the driver, with policy's say on what it removes.
 pub struct Part<'a> {
@@ -248,7 +247,6 @@ fn run(works: &mut [Work<'_>], session: &mut Session, deadline: Instant) {
 /// when nothing needs sending or policy refuses what it would remove.
 fn plan_one(w: &mut Work<'_>) {
     let tp = w.tp;
-    let (name, device) = (tp.req.op.name(), &tp.device.name);
     let Some(before) = w.before.clone() else {
         if let Err(d) = (w.part.guard)(&removals_unread(&tp.req)) {
             w.result = Some(Err(d.into()));
@@ -260,64 +258,21 @@ fn plan_one(w: &mut Work<'_>) {
         }
         return;
     };
-    let by_port: BTreeMap<&str, &PortState> = w
-        .checks
-        .iter()
-        .map(|c| c.port.as_str())
-        .zip(before.iter())
-        .collect();
-    let before_of = |port: &str| match by_port.get(port) {
-        Some(s) => Before::Read(s),
-        None => Before::Assumed,
-    };
-    let plan = match plan_for(&tp.req, tp.device, &tp.configured, &before_of) {
-        Ok(p) => p,
-        Err(u) => {
-            w.result = Some(Err(u.into()));
-            return;
-        }
-    };
-    let checks = verify::refine(&w.checks, &tp.req, tp.device, &tp.configured, &before);
-    let already = !checks.is_empty()
-        && checks
-            .iter()
-            .zip(&before)
-            .all(|(c, s)| !c.expect.is_empty() && c.expect.check(s).holds());
-    if already || plan.lines.is_empty() {
-        let reports = checks
-            .iter()
-            .zip(&before)
-            .map(|(c, s)| PortReport {
-                port: c.port.clone(),
-                before: Some(s.clone()),
-                after: Some(s.clone()),
-                changed: false,
-                drift: Vec::new(),
-                unverified: Vec::new(),
-            })
-            .collect();
-        w.result = Some(Ok(readback::verified(name, device, reports, true)));
-        return;
+    match tp.plan_from_read(&w.checks, &before) {
+        Err(u) => w.result = Some(Err(u.into())),
+        Ok(FromRead::Holds(done)) => w.result = Some(Ok(done)),
+        Ok(FromRead::Change {
+            plan,
+            checks,
+            removals,
+        }) => match (w.part.guard)(&removals) {
+            Err(d) => w.result = Some(Err(d.into())),
+            Ok(()) => {
+                w.checks = checks;
+                w.plan = plan;
+            }
+        },
     }
-    let removals: Vec<Removal> = checks
-        .iter()
-        .zip(&before)
-        .map(|(c, s)| Removal {
-            port: c.port.clone(),
-            vlans: Some(
-                verify::carried(s)
-                    .difference(&verify::carried(&c.expect.desired(s)))
-                    .copied()
-                    .collect(),
-            ),
-        })
-        .collect();
-    if let Err(d) = (w.part.guard)(&removals) {
-        w.result = Some(Err(d.into()));
-        return;
-    }
-    w.checks = checks;
-    w.plan = plan;
 }
 
 /// Reads the VLAN table once for every request whose change needs VLANs (platforms that
@@ -337,15 +292,11 @@ fn vlans_present(works: &mut [Work<'_>], session: &mut Session, deadline: Instan
         return true;
     };
     let platform = &works[first].tp.configured;
-    let Ok(spec) = platform.verify.spec(&platform.name) else {
+    let (Ok(spec), Some(line)) = (
+        platform.verify.spec(&platform.name),
+        works[first].tp.vlan_table_line(),
+    ) else {
         return true;
-    };
-    let Some(show) = spec.vlan_table.clone() else {
-        return true;
-    };
-    let line = match platform.kind {
-        Kind::Cli => Line::cli(&show),
-        Kind::Exec | Kind::Ovsdb => Line::words(&show),
     };
     let (segment, outputs) = session.read(&[line], spec.mode.as_deref(), deadline);
     share(works, segment.transcript, &[], &needing);
@@ -493,32 +444,7 @@ fn conclude(w: &mut Work<'_>, after: Vec<PortState>) {
         w.result = Some(Ok(Done::default()));
         return;
     };
-    let reports = w
-        .checks
-        .iter()
-        .zip(before)
-        .zip(after)
-        .map(|((c, b), a)| {
-            let verdict = c.expect.check(&a);
-            PortReport {
-                port: c.port.clone(),
-                changed: b != a,
-                before: Some(b),
-                after: Some(a),
-                drift: verdict.drift,
-                unverified: verdict.unverified,
-            }
-        })
-        .collect();
-    let mut done = readback::verified(w.tp.req.op.name(), &w.tp.device.name, reports, false);
-    // Notes from planning against what was read, beyond those the prepared plan gave.
-    done.warnings.extend(
-        w.plan
-            .warnings
-            .iter()
-            .filter(|x| !w.tp.plan.warnings.contains(x))
-            .cloned(),
-    );
+    let done = w.tp.verified(&w.checks, before, after, &w.plan);
     w.result = Some(Ok(done));
 }
 
@@ -585,14 +511,7 @@ fn read_all(
         let parsed = match verify::parse(platform, spec, &c.port, out) {
             Ok(s) => Ok(s),
             Err(_) if c.may_be_absent => Ok(PortState::absent()),
-            Err(message) => Err(SessionError::Unparsable {
-                line: lines[start..start + len]
-                    .iter()
-                    .map(|l| l.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join("; "),
-                message,
-            }),
+            Err(message) => Err(unparsable(&lines[start..start + len], message)),
         };
         if let Some(slot) = states.get_mut(&i) {
             match (slot.as_mut(), parsed) {
