@@ -547,12 +547,13 @@ impl Platform {
     }
 
     /// The patterns of `idempotent` that apply after `line` (those without a `line`
-    /// condition and those whose condition the line matches).
-    pub fn idempotent_for(&self, line: &str) -> Vec<Pattern> {
+    /// condition and those whose condition the line matches). Borrowed: a pattern's
+    /// automaton, built on first match, stays with the platform for the next line.
+    pub fn idempotent_for(&self, line: &str) -> Vec<&Pattern> {
         self.idempotent
             .iter()
             .filter(|i| i.line.as_ref().is_none_or(|l| l.is_match(line)))
-            .map(|i| i.output.clone())
+            .map(|i| &i.output)
             .collect()
     }
 
@@ -1286,6 +1287,25 @@ mod tests {
         // The lint builds every one.
         assert!(c.lint().is_empty());
         assert!(p.patterns().iter().all(|(_, r)| r.is_built()));
+    }
+
+    /// The idempotent patterns a session matches after each line are the platform's own,
+    /// so an automaton built after one line is not built again after the next.
+    #[test]
+    fn idempotent_patterns_are_built_once_for_the_platform() {
+        let c = Catalog::builtin().unwrap();
+        let p = c.get("sonic").unwrap();
+        let line = "config vlan del 130";
+        let after = p.idempotent_for(line);
+        assert!(!after.is_empty());
+        assert!(after.iter().all(|r| !r.is_built()));
+        for r in &after {
+            r.is_match("Error: Vlan130 does not exist");
+        }
+        assert!(
+            p.idempotent_for(line).iter().all(|r| r.is_built()),
+            "built again for every line"
+        );
     }
 
     #[test]

@@ -672,9 +672,12 @@ pub(crate) fn describe_failure(patterns: &[Pattern], output: &str) -> Option<Str
     Some(context.join(": "))
 }
 
-pub(crate) fn find_indicator(patterns: &[Pattern], output: &str) -> Option<String> {
+pub(crate) fn find_indicator<P: std::borrow::Borrow<Pattern>>(
+    patterns: &[P],
+    output: &str,
+) -> Option<String> {
     for line in output.lines() {
-        if patterns.iter().any(|r| r.is_match(line)) {
+        if patterns.iter().any(|r| r.borrow().is_match(line)) {
             return Some(line.trim().to_string());
         }
     }
