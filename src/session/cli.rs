@@ -138,44 +138,41 @@ impl<'a> CliSession<'a> {
     }
 
     /// Goes to `target` and sends `lines` there (show or setup lines, judged by their
-    /// outputs); their outputs. On a live `type_ahead` session with no secret to answer on
-    /// the way, all of it is one batch; else line by line.
+    /// outputs); their outputs. On a live `type_ahead` session the navigation and the lines
+    /// are one batch; a way that asks for the enable secret is walked line by line first
+    /// (the question must be answered), and the lines are typed ahead after it.
     fn visit(&mut self, target: &str, lines: &[String]) -> Result<Vec<String>, SessionError> {
-        if self.platform.type_ahead && self.shell.is_some() && self.mode != target {
-            let path = self.route(target)?;
-            if !path.iter().any(|(_, _, secret)| *secret) {
-                let nav = path.len();
-                let mut batch: Vec<Ahead> = path
-                    .into_iter()
-                    .map(|(text, lands, _)| Ahead {
-                        text,
-                        lands: Some(lands),
-                    })
-                    .collect();
-                batch.extend(lines.iter().map(|l| Ahead {
-                    text: l.clone(),
-                    lands: None,
-                }));
-                let mut outs = self.pipelined(&batch)?;
-                return Ok(outs.split_off(nav));
+        if !self.platform.type_ahead || self.shell.is_none() {
+            self.goto(target)?;
+            let mut outs = Vec::new();
+            for l in lines {
+                outs.push(self.send_and_wait(l, false, None)?);
             }
+            return Ok(outs);
         }
-        if self.platform.type_ahead && self.shell.is_some() && !lines.is_empty() {
-            let batch: Vec<Ahead> = lines
-                .iter()
-                .map(|l| Ahead {
-                    text: l.clone(),
-                    lands: None,
-                })
-                .collect();
-            return self.pipelined(&batch);
+        let mut path = if self.mode == target {
+            Vec::new()
+        } else {
+            self.route(target)?
+        };
+        if path.iter().any(|(_, _, secret)| *secret) {
+            self.goto(target)?;
+            path.clear();
         }
-        self.goto(target)?;
-        let mut outs = Vec::new();
-        for l in lines {
-            outs.push(self.send_and_wait(l, false, None)?);
-        }
-        Ok(outs)
+        let nav = path.len();
+        let batch: Vec<Ahead> = path
+            .into_iter()
+            .map(|(text, lands, _)| Ahead {
+                text,
+                lands: Some(lands),
+            })
+            .chain(lines.iter().map(|l| Ahead {
+                text: l.clone(),
+                lands: None,
+            }))
+            .collect();
+        let mut outs = self.pipelined(&batch)?;
+        Ok(outs.split_off(nav))
     }
 
     /// Out of configuration mode, and save (when `save`).

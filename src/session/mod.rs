@@ -1192,6 +1192,49 @@ mod tests {
         lines.iter().map(|l| Line::cli(*l)).collect()
     }
 
+    /// From user mode the way to the reads asks for the enable secret: `enable` and the
+    /// secret go one by one (the question must be answered), then the show lines are typed
+    /// ahead in privileged mode — never in the mode the session happened to be in.
+    #[test]
+    fn a_read_behind_the_enable_secret_enables_first_then_types_ahead() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("cisco_ios").unwrap();
+        let settings = settings(false, Some("s3cret"));
+        for chunk in [1, 4096] {
+            let mut replies = vec![
+                ("terminal length 0", "leaf1>"),
+                ("terminal width 511", "leaf1>"),
+                ("enable", "Password: "),
+                ("s3cret", "leaf1#"),
+            ];
+            replies.extend(ios_type_ahead().into_iter().skip(2));
+            let (mut s, opened) = Session::open(
+                Connection::Shell(Box::new(TypeAhead::new(
+                    "\r\nleaf1>",
+                    &replies,
+                    chunk,
+                    false,
+                ))),
+                p,
+                &settings,
+            );
+            opened.result.unwrap();
+            assert_eq!(s.mode(), Some("user"));
+            let (seg, outs) = s.read(&shows(&[RUN_INT, VLANS]), None, settings.deadline);
+            seg.result.unwrap_or_else(|e| panic!("chunk {chunk}: {e}"));
+            let sent: Vec<&str> = seg
+                .transcript
+                .commands
+                .iter()
+                .map(|c| c.input.as_str())
+                .collect();
+            assert_eq!(sent, ["enable", RUN_INT, VLANS], "chunk {chunk}");
+            assert_eq!(outs.len(), 2);
+            assert!(outs[0].contains("switchport access vlan 120"), "{outs:?}");
+            assert_eq!(s.mode(), Some("privileged"));
+        }
+    }
+
     /// The setup lines go together, then both show lines: each line is recorded with its
     /// own output, at every read size, in one round trip per batch.
     #[test]
