@@ -183,21 +183,6 @@ fn stem_owner(stem: &str) -> Option<(u32, u64)> {
     Some((pid, ticks))
 }
 
-fn random_u32() -> u32 {
-    let mut b = [0u8; 4];
-    if File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .is_err()
-    {
-        let t = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .subsec_nanos();
-        return t ^ std::process::id();
-    }
-    u32::from_le_bytes(b)
-}
-
 fn read_limited(path: &Path) -> std::io::Result<Vec<u8>> {
     let mut buf = Vec::new();
     File::open(path)?.take(MAX_FILE).read_to_end(&mut buf)?;
@@ -275,7 +260,10 @@ impl Spool {
             .as_nanos();
         let pid = std::process::id();
         let ticks = start_ticks(pid).unwrap_or(0);
-        let stem = format!("{ns:020}-{pid}-{ticks}-{:08x}", random_u32());
+        let stem = format!(
+            "{ns:020}-{pid}-{ticks}-{:08x}",
+            u32::from_le_bytes(crate::util::random::bytes())
+        );
         let bytes = serde_json::to_vec(entry).map_err(|e| SpoolError::Io {
             path: self.path(&stem, "req"),
             message: e.to_string(),

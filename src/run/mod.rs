@@ -8,7 +8,6 @@
 //! another process's session), `check` (`mercury check` and the platforms table). What is
 //! sent, read back and concluded from it is the driver's (`driver`).
 
-use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -342,18 +341,7 @@ fn compat(config: &Config, device: &Device, platform: &Platform) -> String {
 
 /// A random request id (`mercury-` + 16 hex digits).
 pub fn new_request_id() -> String {
-    let mut bytes = [0u8; 8];
-    let random = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
-    if random.is_err() {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        bytes = (t.as_nanos() as u64 ^ (std::process::id() as u64) << 32).to_le_bytes();
-    }
-    format!(
-        "mercury-{}",
-        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
-    )
+    format!("mercury-{}", crate::util::random::hex::<8>())
 }
 
 struct Job<'a> {

@@ -14,7 +14,6 @@
 //! joined channel that times out or drops returns no output to say which lines took effect
 //! (docs/proof.md, "Joined apply: not done"). A dry run records read lines one by one.
 
-use std::io::Read;
 use std::time::Instant;
 
 use super::plan::{Line, Plan};
@@ -98,16 +97,7 @@ impl ExecSession<'_> {
         };
         log::debug!("{}: run {}", self.settings.device, line.text);
         let result = exec.exec(&argv, &line.text, deadline);
-        let shown = match &result {
-            Ok(o) => redact(
-                format!("{}{}", o.stdout, o.stderr).trim_end(),
-                self.settings
-                    .enable_secret
-                    .iter()
-                    .chain(&self.settings.secrets),
-            ),
-            Err(_) => String::new(),
-        };
+        let shown = result.as_ref().map(|o| self.shown(o)).unwrap_or_default();
         // The line in flight is recorded even when the transport failed under it: it may
         // have taken effect.
         self.transcript.commands.push(CommandRecord {
@@ -197,12 +187,6 @@ impl ExecSession<'_> {
             lines.len()
         );
         let result = exec.exec(&[], &script, deadline);
-        let secrets = || {
-            self.settings
-                .enable_secret
-                .iter()
-                .chain(&self.settings.secrets)
-        };
         let elapsed_ms = started.elapsed().as_millis() as u64;
         let out = match result {
             Ok(out) => out,
@@ -233,10 +217,7 @@ impl ExecSession<'_> {
         let (parts, unmarked) = split_joined(&out, &nonce, lines.len());
         let n = parts.len();
         for (i, (line, part)) in lines.iter().zip(&parts).enumerate() {
-            let shown = redact(
-                format!("{}{}", part.stdout, part.stderr).trim_end(),
-                secrets(),
-            );
+            let shown = self.shown(part);
             self.transcript.commands.push(CommandRecord {
                 input: line.text.clone(),
                 output: shown,
@@ -251,6 +232,17 @@ impl ExecSession<'_> {
             out.status,
         );
         Ok(Joined { parts, unmarked })
+    }
+
+    /// A line's stdout and stderr as the transcript shows them: together, redacted.
+    fn shown(&self, out: &ExecOutput) -> String {
+        redact(
+            format!("{}{}", out.stdout, out.stderr).trim_end(),
+            self.settings
+                .enable_secret
+                .iter()
+                .chain(&self.settings.secrets),
+        )
     }
 
     /// Runs one line and judges it by the platform's indicators and its exit status; its
@@ -298,20 +290,9 @@ struct Joined {
     unmarked: bool,
 }
 
-/// 128 random bits in hex, from the kernel; the clock and the process id where
-/// `/dev/urandom` cannot be read.
+/// The marker of one joined channel: 128 random bits.
 fn nonce() -> String {
-    let mut bytes = [0u8; 16];
-    let random = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
-    if random.is_err() {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos();
-        bytes = (t ^ (u128::from(std::process::id()) << 64)).to_le_bytes();
-    }
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!("mercury-{hex}")
+    format!("mercury-{}", crate::util::random::hex::<16>())
 }
 
 /// The script one channel runs for `lines`: each line as it would run alone (its text, the

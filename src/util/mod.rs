@@ -1,8 +1,9 @@
 //! Small helpers with no knowledge of devices or requests: glob patterns, base64,
-//! timestamps, near-miss suggestions.
+//! timestamps, random identifiers, near-miss suggestions.
 
 pub mod b64;
 pub mod glob;
+pub mod random;
 pub mod suggest;
 
 /// Now, as an RFC 3339 UTC timestamp with milliseconds (`2026-11-29T22:04:05.123Z`): the
