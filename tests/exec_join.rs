@@ -39,6 +39,19 @@ fn sessions(records: &[(u64, String)]) -> usize {
     records.iter().map(|r| r.0).collect::<BTreeSet<_>>().len()
 }
 
+/// The command transport's argv for the SONiC simulator of `lab`'s device `leaf`.
+fn sonic_argv(lab: &Lab) -> Vec<String> {
+    vec![
+        sim_bin().display().to_string(),
+        "--platform".into(),
+        "sonic".into(),
+        "--state".into(),
+        lab.path("leaf.json").display().to_string(),
+        "--transcript".into(),
+        lab.path("leaf.transcript").display().to_string(),
+    ]
+}
+
 fn settings() -> Settings {
     Settings {
         device: "leaf".into(),
@@ -67,15 +80,7 @@ fn hostile_arguments_reach_the_simulator_as_one_argument_each_in_one_channel() {
         format!("c\ntouch {p}"),
         "d\\".to_string(),
     ];
-    let argv = vec![
-        sim_bin().display().to_string(),
-        "--platform".into(),
-        "sonic".into(),
-        "--state".into(),
-        lab.path("leaf.json").display().to_string(),
-        "--transcript".into(),
-        lab.path("leaf.transcript").display().to_string(),
-    ];
+    let argv = sonic_argv(&lab);
     let catalog = Catalog::builtin().unwrap();
     let sonic = catalog.get("sonic").unwrap();
     let settings = settings();
@@ -103,7 +108,10 @@ fn hostile_arguments_reach_the_simulator_as_one_argument_each_in_one_channel() {
     assert!(!pwned.exists(), "an argument ran as a command");
     assert_eq!(sessions(&r), 1, "{r:?}");
     assert_eq!(segment.transcript.round_trips, 1);
-    let received: Vec<Vec<String>> = r.iter().map(|(_, l)| shell_words(l)).collect();
+    let received: Vec<Vec<String>> = r
+        .iter()
+        .map(|(_, l)| mercury_sim::words::shell_words(l))
+        .collect();
     let sent: Vec<Vec<String>> = lines.iter().map(|l| l.argv.clone().unwrap()).collect();
     // Every line ran, or the lines up to the one the simulator refused (its error is that
     // line's, with the simulator's own words).
@@ -126,15 +134,7 @@ fn hostile_arguments_reach_the_simulator_as_one_argument_each_in_one_channel() {
 #[test]
 fn a_failure_on_the_second_of_three_joined_lines_is_attributed_to_it() {
     let lab = Lab::new(&[]);
-    let argv = vec![
-        sim_bin().display().to_string(),
-        "--platform".into(),
-        "sonic".into(),
-        "--state".into(),
-        lab.path("leaf.json").display().to_string(),
-        "--transcript".into(),
-        lab.path("leaf.transcript").display().to_string(),
-    ];
+    let argv = sonic_argv(&lab);
     let catalog = Catalog::builtin().unwrap();
     let settings = settings();
     let (mut session, opened) = Session::open(
@@ -189,46 +189,6 @@ fn a_failure_on_the_second_of_three_joined_lines_is_attributed_to_it() {
     let received: Vec<&str> = r.iter().map(|(_, l)| l.as_str()).collect();
     assert_eq!(received, [lines[0].text.as_str(), lines[1].text.as_str()]);
     assert_eq!(sessions(&r), 1);
-}
-
-/// POSIX word splitting for the quoting the simulator records (single quotes, double
-/// quotes, backslashes).
-fn shell_words(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut has = false;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                has = true;
-                for c in chars.by_ref() {
-                    if c == '\'' {
-                        break;
-                    }
-                    cur.push(c);
-                }
-            }
-            '\\' => {
-                has = true;
-                cur.extend(chars.next());
-            }
-            c if c == ' ' || c == '\t' => {
-                if has {
-                    out.push(std::mem::take(&mut cur));
-                    has = false;
-                }
-            }
-            c => {
-                has = true;
-                cur.push(c);
-            }
-        }
-    }
-    if has {
-        out.push(cur);
-    }
-    out
 }
 
 /// `verify-port` on SONiC reads three show lines: one exec channel, counted by the device,
