@@ -729,6 +729,18 @@ mod tests {
         }
     }
 
+    /// A fake device's next `chunk` bytes of `pending`; nothing left is a timeout.
+    fn trickle(pending: &mut VecDeque<u8>, chunk: usize) -> Result<Chunk, TransportError> {
+        if pending.is_empty() {
+            return Err(TransportError::Timeout {
+                awaited: "output".into(),
+                waited: Duration::ZERO,
+            });
+        }
+        let n = chunk.min(pending.len());
+        Ok(Chunk::Data(pending.drain(..n).collect()))
+    }
+
     impl Shell for Replay {
         fn send(&mut self, data: &[u8]) -> Result<(), TransportError> {
             let _ = &self.banner;
@@ -744,14 +756,7 @@ mod tests {
             Ok(())
         }
         fn recv(&mut self, _deadline: Instant) -> Result<Chunk, TransportError> {
-            if self.pending.is_empty() {
-                return Err(TransportError::Timeout {
-                    awaited: "output".into(),
-                    waited: Duration::ZERO,
-                });
-            }
-            let n = self.chunk.min(self.pending.len());
-            Ok(Chunk::Data(self.pending.drain(..n).collect()))
+            trickle(&mut self.pending, self.chunk)
         }
         fn close(&mut self, _deadline: Instant) {}
     }
@@ -1161,14 +1166,7 @@ mod tests {
             Ok(())
         }
         fn recv(&mut self, _deadline: Instant) -> Result<Chunk, TransportError> {
-            if self.pending.is_empty() {
-                return Err(TransportError::Timeout {
-                    awaited: "output".into(),
-                    waited: Duration::ZERO,
-                });
-            }
-            let n = self.chunk.min(self.pending.len());
-            Ok(Chunk::Data(self.pending.drain(..n).collect()))
+            trickle(&mut self.pending, self.chunk)
         }
         fn close(&mut self, _deadline: Instant) {}
     }
