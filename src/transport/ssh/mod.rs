@@ -22,6 +22,8 @@
 
 mod jump;
 pub mod known_hosts;
+#[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
+pub mod openssl;
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -71,6 +73,7 @@ pub fn open(
     if let Some(problem) = check(device).into_iter().next() {
         return Err(TransportError::Config(problem));
     }
+    load_openssl()?;
     let creds = Creds::new(device, secrets);
     let target = Hop::target(device)?;
     let hop_deadline = || (Instant::now() + device.connect_timeout).min(deadline);
@@ -118,6 +121,15 @@ pub fn open(
         }
     };
     Ok(conn)
+}
+
+/// Makes OpenSSL ready before anything is opened: where it is bound lazily
+/// ([`openssl`]) this loads `libcrypto.so.3`/`libssl.so.3` and binds every function, so a
+/// missing library is a configuration error here rather than an abort mid-session.
+pub fn load_openssl() -> Result<(), TransportError> {
+    #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
+    openssl::load().map_err(TransportError::Config)?;
+    Ok(())
 }
 
 /// Writes a trust-on-first-use key, if one was learned, and returns the warning about it.
