@@ -2,7 +2,9 @@
 //! connect, exchange keys, authenticate with a key file, open one exec channel running a
 //! no-op command, read it to the end. Same library and build as Mercury (the `ssh2` crate),
 //! so the same key exchange and authentication; blocking mode, no host-key check, no
-//! configuration, no lock, no audit.
+//! configuration, no lock, no audit. OpenSSL is bound the way Mercury binds it (on x86_64
+//! Linux, loaded when the first connection opens: `transport::ssh::openssl`), so both pay
+//! the same for it.
 //!
 //! ```text
 //! ssh-floor HOST PORT USER KEY [COMMAND]      # one exec, prints elapsed ms
@@ -21,6 +23,7 @@ use std::time::Instant;
 use ssh2::Session;
 
 fn connect(host: &str, port: u16, user: &str, key: &str) -> Result<Session, Box<dyn Error>> {
+    mercury::transport::ssh::load_openssl()?;
     let tcp = TcpStream::connect((host, port))?;
     // As Mercury does: libssh2 writes small packets.
     tcp.set_nodelay(true)?;
