@@ -216,6 +216,20 @@ pub struct Progress {
     /// connection): it may have taken effect.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub in_flight: Option<String>,
+    /// Lines typed ahead behind the failed one in the same write (the body of an
+    /// `interface` block on a `type_ahead` CLI) whose outcome is unknown: no answer came
+    /// (a timeout, a lost connection), or they ran after a line had left the mode they were
+    /// meant for. Like `in_flight`, they may have taken effect.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unconfirmed: Vec<String>,
+    /// Where in the plan the refused or in-flight line is (the session's own bookkeeping,
+    /// so that a batch can tell whose lines were accepted: on a `type_ahead` CLI lines
+    /// after it in its block may be accepted too).
+    #[serde(skip)]
+    pub failed_at: Option<usize>,
+    /// Where in the plan each of `accepted` is (the same bookkeeping).
+    #[serde(skip)]
+    pub accepted_at: Vec<usize>,
     /// Some change may be in effect on the device: a line accepted on a platform that
     /// applies each line, or a commit accepted or in flight on one that applies at commit.
     pub took_effect: bool,
@@ -239,11 +253,16 @@ impl Progress {
     /// Adds a later part's progress (several plans in one request).
     pub fn append(&mut self, other: Progress) {
         self.accepted.extend(other.accepted);
+        self.accepted_at.extend(other.accepted_at);
         if other.rejected.is_some() {
             self.rejected = other.rejected;
         }
         if other.in_flight.is_some() {
             self.in_flight = other.in_flight;
+        }
+        self.unconfirmed.extend(other.unconfirmed);
+        if other.failed_at.is_some() {
+            self.failed_at = other.failed_at;
         }
         self.took_effect |= other.took_effect;
         if other.saved.is_some() {
@@ -256,14 +275,20 @@ impl Progress {
     }
 
     /// How far a plan got: the lines (and commits) the device accepted, and the one it was
-    /// sent when `result` failed (`None`: the failure came before or between lines).
+    /// sent when `result` failed (`None`: the failure came before or between lines), with
+    /// its place in the plan.
     fn of(
-        accepted: Vec<String>,
-        failed: Option<String>,
+        accepted: Vec<(usize, String)>,
+        failed: Option<(usize, String)>,
+        unconfirmed: Vec<String>,
         commit: &[String],
         result: &Result<(), SessionError>,
     ) -> Progress {
-        let mut p = Progress::default();
+        let mut p = Progress {
+            failed_at: failed.as_ref().map(|(at, _)| *at),
+            ..Progress::default()
+        };
+        let failed = failed.map(|(_, l)| l);
         match (result, failed) {
             (Ok(()), _) | (Err(_), None) => {}
             (Err(SessionError::Rejected { .. }) | Err(SessionError::Busy { .. }), Some(l)) => {
@@ -271,13 +296,14 @@ impl Progress {
             }
             (Err(_), Some(l)) => p.in_flight = Some(l),
         }
+        (p.accepted_at, p.accepted) = accepted.into_iter().unzip();
         let is_commit = |l: &String| commit.contains(l);
         p.took_effect = if commit.is_empty() {
-            !accepted.is_empty() || p.in_flight.is_some()
+            !p.accepted.is_empty() || p.in_flight.is_some() || !unconfirmed.is_empty()
         } else {
-            accepted.iter().any(is_commit) || p.in_flight.as_ref().is_some_and(is_commit)
+            p.accepted.iter().any(is_commit) || p.in_flight.as_ref().is_some_and(is_commit)
         };
-        p.accepted = accepted;
+        p.unconfirmed = unconfirmed;
         p
     }
 }
@@ -488,11 +514,21 @@ impl<'a> Session<'a> {
             Err(_) => self.healthy = false,
         }
         let transcript = self.take_transcript();
-        let (accepted, failed) = match &mut self.inner {
-            Inner::Cli(s) => (std::mem::take(&mut s.accepted), s.failed.take()),
-            Inner::Exec(s) => (std::mem::take(&mut s.accepted), s.failed.take()),
+        let (accepted, failed, unconfirmed) = match &mut self.inner {
+            Inner::Cli(s) => (
+                std::mem::take(&mut s.accepted),
+                s.failed.take(),
+                std::mem::take(&mut s.unconfirmed),
+            ),
+            Inner::Exec(s) => (std::mem::take(&mut s.accepted), s.failed.take(), Vec::new()),
         };
-        let progress = Progress::of(accepted, failed, &self.platform().commit, &result);
+        let progress = Progress::of(
+            accepted,
+            failed,
+            unconfirmed,
+            &self.platform().commit,
+            &result,
+        );
         Segment {
             transcript,
             result,
