@@ -447,11 +447,13 @@ impl<'a> CliSession<'a> {
         };
         let payload: String = batch.iter().map(|a| format!("{}\n", a.text)).collect();
         log::debug!(
-            "{}: send {} lines typed ahead, from {:?}",
+            "{}: send {} lines in one write",
             self.settings.device,
-            batch.len(),
-            first.text
+            batch.len()
         );
+        for a in batch {
+            log::debug!("{}: send {:?} (typed ahead)", self.settings.device, a.text);
+        }
         let sent = self.live()?.send(payload.as_bytes());
         if let Err(e) = sent {
             for a in batch {
