@@ -692,7 +692,11 @@ fn spooled_requests_are_applied_in_one_configuration_visit_each_with_its_own_res
         .iter()
         .filter(|r| r["line"].as_str().unwrap().starts_with("interface "))
         .count();
-    assert_eq!(blocks, N as usize - 2, "the batch's ports but 3 (and the holder's)");
+    assert_eq!(
+        blocks,
+        N as usize - 2,
+        "the batch's ports but 3 (and the holder's)"
+    );
     let waited = records[visit + 1..end]
         .iter()
         .filter(|r| r["waited"] == true)

@@ -611,10 +611,17 @@ fn a_refused_line_inside_a_typed_ahead_block_lists_the_lines_run_after_it() {
     assert_eq!(p["rejected"], "switchport mode access", "{v}");
     assert_eq!(
         p["accepted"],
-        serde_json::json!([format!("interface {port}"), "switchport access vlan 120", "exit"]),
+        serde_json::json!([
+            format!("interface {port}"),
+            "switchport access vlan 120",
+            "exit"
+        ]),
         "{v}"
     );
-    assert!(p.get("in_flight").is_none() && p.get("unconfirmed").is_none(), "{v}");
+    assert!(
+        p.get("in_flight").is_none() && p.get("unconfirmed").is_none(),
+        "{v}"
+    );
     assert_eq!(p["took_effect"], true, "{v}");
     assert_eq!(p["restored"], true, "{v}");
     assert_eq!(v["changed"], false, "{v}");
@@ -642,7 +649,11 @@ fn a_refused_line_inside_a_typed_ahead_block_lists_the_lines_run_after_it() {
     assert_eq!(accepted.last(), Some(&"exit"), "{v}");
     assert_eq!(v["changed"], true, "{v}");
     assert!(v["msg"].as_str().unwrap().contains("PARTLY APPLIED"), "{v}");
-    assert_eq!(lab.port("leaf", port)["access_vlan"], 130, "the device ran it");
+    assert_eq!(
+        lab.port("leaf", port)["access_vlan"],
+        130,
+        "the device ran it"
+    );
     let sent = &lab.transcript("leaf")[sent_before..];
     assert!(
         !sent.iter().any(|l| l.contains("1/0/9")),

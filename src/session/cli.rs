@@ -12,8 +12,24 @@
 //! output's failure indicators are checked as for a line sent alone, and each line is
 //! recorded with its own output. A device that echoes the lines as they arrive (a tty's
 //! ECHO: every echo before the first output) never shows a prompt followed by an echo,
-//! so the batch times out rather than give a line another line's output. Configuration
-//! lines are never batched: a refusal must stop the plan at its line.
+//! so the batch times out rather than give a line another line's output.
+//!
+//! Configuration lines wait for their prompts, one by one, except the body of a block
+//! (issue 18): a plan line the driver marked as opening one (`Line::opens`, from the
+//! catalog's `port_enter` ... `port_exit`: `interface X` ... `exit`) is sent alone, and
+//! only when its prompt shows a configuration sub-mode — neither the mode it was typed in
+//! nor the global configuration mode — are the block's body and closing line typed ahead
+//! in one write, split as above. A refused `interface` line therefore never leaves body
+//! lines running in the global configuration context. Each body line must keep the
+//! sub-mode and is judged by the failure indicators as if sent alone; a refused body line
+//! does not stop the lines after it in the write (the device runs them), so they are
+//! counted as accepted when the device accepted them, and the first refusal is the plan's
+//! failure: no further line or block is sent, the abort follows, and the caller's restore
+//! and read-back work from what the device did. A timeout, a lost connection or a body
+//! line landing in another mode leaves the line awaited in flight and the lines typed
+//! ahead behind it unconfirmed (`Progress::unconfirmed`): they may have taken effect.
+//! Lines outside blocks (VLAN creation, LAG removal), the commit and the save are never
+//! typed ahead, and neither is a navigation that may ask for the enable secret.
 //!
 //! Without a shell (a dry run) the same code runs and records every line it would send,
 //! taking each navigation line to land where the catalog says: there is one copy of the

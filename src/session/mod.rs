@@ -1495,7 +1495,8 @@ mod tests {
     /// An IOS device that takes the block; `over` replaces the answers of some lines.
     fn block_replies(over: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
         let mut r = ios_type_ahead();
-        let mut conf: Vec<(&'static str, &'static str)> = vec![
+        let mut conf: Vec<(&'static str, &'static str)> =
+            vec![
             (
                 "configure terminal",
                 "Enter configuration commands, one per line.  End with CNTL/Z.\r\nleaf1(config)#",
