@@ -1765,7 +1765,10 @@ mod tests {
     fn describe_failure_keeps_the_message_before_a_summary_and_the_detail_under_a_heading() {
         let re = |p: &[&str]| -> Vec<Pattern> {
             p.iter()
-                .map(|p| crate::catalog::pattern::compile(p).unwrap())
+                .map(|p| {
+                    crate::catalog::pattern::compile(p, crate::catalog::pattern::Syntax::Check)
+                        .unwrap()
+                })
                 .collect()
         };
         let junos = "[edit interfaces ge-0/0/5 unit 0 family ethernet-switching vlan]\n  'members 130'\n    No vlan matches vlan tag 130 for interface ge-0/0/5.0\nerror: configuration check-out failed\n";
