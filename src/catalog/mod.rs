@@ -1330,7 +1330,11 @@ mod tests {
         assert!(e.contains("unclosed"), "{e}");
         assert!(pattern::compile("^(unclosed", Syntax::Trusted).is_ok());
         assert!(pattern::compile("^(unclosed", Syntax::Check).is_err());
-        let raw = (builtin::PLATFORMS.iter().find(|b| b.0 == "cisco_ios").unwrap().2)();
+        let raw = (builtin::PLATFORMS
+            .iter()
+            .find(|b| b.0 == "cisco_ios")
+            .unwrap()
+            .2)();
         assert!(schema::compile("cisco_ios", &raw, Syntax::Trusted).is_ok());
     }
 
