@@ -43,7 +43,9 @@ fn pages() -> Vec<(PathBuf, Vec<u8>)> {
     for sub in root.get_subcommands() {
         let name = format!("mercury-{}", sub.get_name());
         let leaked: &'static str = Box::leak(name.clone().into_boxed_str());
-        let page = sub.clone().name(leaked).version(env!("CARGO_PKG_VERSION"));
+        let mut page = sub.clone().name(leaked).version(env!("CARGO_PKG_VERSION"));
+        // A subcommand's arguments are deferred until it is built.
+        page.build();
         out.push((dir.join(format!("{name}.1")), render(page)));
     }
     out

@@ -63,8 +63,14 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Subcommands.
+/// Subcommands. Each one's arguments are built only when it is the one invoked (clap's
+/// `defer`): building all of them cost `--version` and every run ~280 KiB of heap
+/// (docs/proof.md, issue 18). The help text of a subcommand is its variant's doc comment
+/// here; the argument structs carry plain comments, because a doc comment on one (or on a
+/// struct it flattens) would become the subcommand's `about` when its deferred arguments
+/// are built, replacing the variant's.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Put ports on a network: access port in VLAN N, or add VLAN N to a trunk.
     AttachPort(PortArgs),
@@ -97,20 +103,45 @@ pub enum Command {
     /// Read ports back and compare them with an expected state (mode, VLANs, ...); no change.
     VerifyPort(VerifyArgs),
     /// Validate configuration, catalog and file permissions (no device contact).
+    ///
+    /// Without options: the configuration, the catalog and file permissions, without device
+    /// contact. With --connect: also reach each device (or each --device), verify its host key,
+    /// log in, work out the prompt and mode, and read whether the idle VLAN exists; one line per
+    /// device, and nothing is configured.
     Check(CheckArgs),
     /// Read one JSON request from stdin (or --request FILE) and run it.
     Run(RunArgs),
     /// Forced-command entry for SSH: request from SSH_ORIGINAL_COMMAND and/or stdin.
     ServeSsh(ServeSshArgs),
     /// Ironic's networking JSON-RPC over one HTTP connection on stdin/stdout (socket activation).
+    ///
+    /// Speaks the JSON-RPC 2.0 dialect of Ironic's ironic-networking service (update_port,
+    /// reset_port, update_lag, delete_lag, get_switches) over exactly one HTTP/1.1 connection on
+    /// stdin/stdout, as started by systemd socket activation with Accept=yes or by inetd,
+    /// optionally inside TLS terminated by Mercury (--tls-cert/--tls-key; TLS 1.3 unless
+    /// --tls-min-version 1.2; client certificates with --tls-client-ca). Every call is one
+    /// ordinary Mercury request: the configuration is read again, and policy, lock and audit
+    /// apply. The audit record names the client by the socket's peer address. Failed logins are
+    /// audited and the third one on a connection closes it.
     ServeJsonrpc(ServeJsonrpcArgs),
     /// Print a shell completion script.
+    ///
+    /// The bash, zsh and fish scripts complete --device from the configured device names and
+    /// aliases (read with `mercury completions --devices`, using MERCURY_CONFIG or the default
+    /// configuration path).
     Completions(CompletionArgs),
     /// Write a mercury.toml (and secret files) from networking-generic-switch's config files.
+    ///
+    /// Reads every `[genericswitch:NAME]` section (and `[ngs_coordination]`) of the given NGS /
+    /// ML2 configuration files, in order, as neutron-server would, and writes OUT_DIR/mercury.toml
+    /// with one `[devices.NAME]` per switch, passwords and enable secrets in OUT_DIR/secrets/
+    /// (mode 0600; never in mercury.toml), and an empty OUT_DIR/known_hosts for the switches'
+    /// host keys. The result lists every setting that had no equivalent. With --dry-run nothing
+    /// is written and the result carries the mercury.toml text.
     ImportNgs(ImportNgsArgs),
 }
 
-/// Which device: a config name, alias or switch MAC, or an Ironic link.
+// Which device: a config name, alias or switch MAC, or an Ironic link.
 #[derive(Debug, Clone, Default, Args)]
 pub struct TargetArgs {
     /// Device name, alias, or switch MAC.
@@ -124,7 +155,7 @@ pub struct TargetArgs {
     pub switch_info: Option<String>,
 }
 
-/// Why, and correlation ids for the audit record.
+// Why, and correlation ids for the audit record.
 #[derive(Debug, Clone, Default, Args)]
 pub struct MetaArgs {
     /// Why (change ticket, "deploy node <uuid>"); required for changes.
@@ -147,7 +178,7 @@ pub struct MetaArgs {
     pub lifecycle: Option<String>,
 }
 
-/// attach-port / detach-port.
+// attach-port / detach-port.
 #[derive(Debug, Clone, Args)]
 pub struct PortArgs {
     #[command(flatten)]
@@ -165,7 +196,7 @@ pub struct PortArgs {
     meta: MetaArgs,
 }
 
-/// update-port.
+// update-port.
 #[derive(Debug, Clone, Args)]
 pub struct UpdateArgs {
     #[command(flatten)]
@@ -195,7 +226,7 @@ pub struct UpdateArgs {
     meta: MetaArgs,
 }
 
-/// reset-port.
+// reset-port.
 #[derive(Debug, Clone, Args)]
 pub struct ResetArgs {
     #[command(flatten)]
@@ -216,7 +247,7 @@ pub struct ResetArgs {
     meta: MetaArgs,
 }
 
-/// add-network / delete-network.
+// add-network / delete-network.
 #[derive(Debug, Clone, Args)]
 pub struct NetworkArgs {
     #[command(flatten)]
@@ -231,7 +262,7 @@ pub struct NetworkArgs {
     meta: MetaArgs,
 }
 
-/// update-lag.
+// update-lag.
 #[derive(Debug, Clone, Args)]
 pub struct LagArgs {
     #[command(flatten)]
@@ -264,7 +295,7 @@ pub struct LagArgs {
     meta: MetaArgs,
 }
 
-/// delete-lag.
+// delete-lag.
 #[derive(Debug, Clone, Args)]
 pub struct DeleteLagArgs {
     #[command(flatten)]
@@ -279,7 +310,7 @@ pub struct DeleteLagArgs {
     meta: MetaArgs,
 }
 
-/// plug-port.
+// plug-port.
 #[derive(Debug, Clone, Args)]
 pub struct PlugArgs {
     #[command(flatten)]
@@ -304,7 +335,7 @@ pub struct PlugArgs {
     meta: MetaArgs,
 }
 
-/// unplug-port.
+// unplug-port.
 #[derive(Debug, Clone, Args)]
 pub struct UnplugArgs {
     #[command(flatten)]
@@ -323,7 +354,7 @@ pub struct UnplugArgs {
     meta: MetaArgs,
 }
 
-/// verify-port: the same fields as update-port, all optional.
+// verify-port: the same fields as update-port, all optional.
 #[derive(Debug, Clone, Args)]
 pub struct VerifyArgs {
     #[command(flatten)]
@@ -351,7 +382,7 @@ pub struct VerifyArgs {
     request_id: Option<String>,
 }
 
-/// is-link-valid.
+// is-link-valid.
 #[derive(Debug, Clone, Args)]
 pub struct LinkArgs {
     #[command(flatten)]
@@ -361,7 +392,7 @@ pub struct LinkArgs {
     port: Option<String>,
 }
 
-/// is-port-supported.
+// is-port-supported.
 #[derive(Debug, Clone, Args)]
 pub struct PortKindArgs {
     #[command(flatten)]
@@ -374,12 +405,7 @@ pub struct PortKindArgs {
     is_smartnic: bool,
 }
 
-/// check.
-///
-/// Without options: the configuration, the catalog and file permissions, without device
-/// contact. With --connect: also reach each device (or each --device), verify its host key,
-/// log in, work out the prompt and mode, and read whether the idle VLAN exists; one line per
-/// device, and nothing is configured.
+// check.
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
     /// Lint the catalog only (built-in plus plugins.d).
@@ -396,7 +422,7 @@ pub struct CheckArgs {
     pub device: Vec<String>,
 }
 
-/// run.
+// run.
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Read the request from this file instead of stdin.
@@ -404,7 +430,7 @@ pub struct RunArgs {
     pub request: Option<PathBuf>,
 }
 
-/// serve-ssh.
+// serve-ssh.
 #[derive(Debug, Clone, Args)]
 pub struct ServeSshArgs {
     /// The caller's name ([callers.NAME] in the configuration); set on the authorized_keys line.
@@ -415,16 +441,7 @@ pub struct ServeSshArgs {
     pub allow_devices: Vec<String>,
 }
 
-/// serve-jsonrpc.
-///
-/// Speaks the JSON-RPC 2.0 dialect of Ironic's ironic-networking service (update_port,
-/// reset_port, update_lag, delete_lag, get_switches) over exactly one HTTP/1.1 connection on
-/// stdin/stdout, as started by systemd socket activation with Accept=yes or by inetd,
-/// optionally inside TLS terminated by Mercury (--tls-cert/--tls-key; TLS 1.3 unless
-/// --tls-min-version 1.2; client certificates with --tls-client-ca). Every call is one
-/// ordinary Mercury request: the configuration is read again, and policy, lock and audit
-/// apply. The audit record names the client by the socket's peer address. Failed logins are
-/// audited and the third one on a connection closes it.
+// serve-jsonrpc.
 #[derive(Debug, Clone, Args)]
 pub struct ServeJsonrpcArgs {
     /// Serve the one connection on stdin/stdout (the only mode: no listening daemon).
@@ -469,11 +486,7 @@ pub enum TlsVersion {
     V1_3,
 }
 
-/// completions.
-///
-/// The bash, zsh and fish scripts complete --device from the configured device names and
-/// aliases (read with `mercury completions --devices`, using MERCURY_CONFIG or the default
-/// configuration path).
+// completions.
 #[derive(Debug, Clone, Args)]
 pub struct CompletionArgs {
     /// bash, zsh, fish, elvish or powershell.
@@ -484,14 +497,7 @@ pub struct CompletionArgs {
     pub devices: bool,
 }
 
-/// import-ngs.
-///
-/// Reads every `[genericswitch:NAME]` section (and `[ngs_coordination]`) of the given NGS /
-/// ML2 configuration files, in order, as neutron-server would, and writes OUT_DIR/mercury.toml
-/// with one `[devices.NAME]` per switch, passwords and enable secrets in OUT_DIR/secrets/
-/// (mode 0600; never in mercury.toml), and an empty OUT_DIR/known_hosts for the switches'
-/// host keys. The result lists every setting that had no equivalent. With --dry-run nothing
-/// is written and the result carries the mercury.toml text.
+// import-ngs.
 #[derive(Debug, Clone, Args)]
 pub struct ImportNgsArgs {
     /// NGS configuration files (e.g. /etc/neutron/plugins/ml2/ml2_conf_genericswitch.ini).
@@ -516,6 +522,8 @@ pub fn exit_codes_help() -> String {
 }
 
 /// The clap command (for completions, the man page and the forced-command allowlist).
+/// Subcommands' arguments are deferred: call `build()` before walking them (clap's own
+/// generators do).
 pub fn command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
 }
@@ -748,6 +756,37 @@ mod tests {
     #[test]
     fn clap_definitions_are_consistent() {
         command().debug_assert();
+    }
+
+    #[test]
+    fn only_the_invoked_subcommand_is_built() {
+        // Unbuilt, a subcommand has its name and help text but none of its arguments.
+        let lazy = command();
+        let attach = lazy.find_subcommand("attach-port").unwrap();
+        assert_eq!(attach.get_arguments().count(), 0);
+        let mut built = command();
+        built.build();
+        let attach = built.find_subcommand("attach-port").unwrap();
+        assert!(attach.get_arguments().any(|a| a.get_long() == Some("port")));
+    }
+
+    #[test]
+    fn building_a_subcommand_keeps_its_help_text() {
+        // The variant's doc comment is the help text; building the deferred arguments must
+        // not replace it with an argument struct's doc comment.
+        let lazy = command();
+        let mut built = command();
+        built.build();
+        for sub in lazy.get_subcommands() {
+            let after = built.find_subcommand(sub.get_name()).unwrap();
+            let text = |c: &clap::Command| {
+                (
+                    c.get_about().map(|a| a.to_string()),
+                    c.get_long_about().map(|a| a.to_string()),
+                )
+            };
+            assert_eq!(text(after), text(sub), "{}", sub.get_name());
+        }
     }
 
     #[test]

@@ -98,7 +98,9 @@ fn allowed_flags(verb: &str) -> Vec<String> {
         "no-verify".to_string(),
         "check".to_string(),
     ];
-    if let Some(sub) = crate::intake::cli::command().find_subcommand(verb) {
+    let mut cmd = crate::intake::cli::command();
+    cmd.build();
+    if let Some(sub) = cmd.find_subcommand(verb) {
         out.extend(
             sub.get_arguments()
                 .filter_map(|a| a.get_long().map(str::to_string)),
