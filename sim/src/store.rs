@@ -1,6 +1,8 @@
 //! The state file: created on first use with the platform's default inventory,
 //! read-modify-written under an exclusive `flock` of the file itself (in place,
 //! so every waiter locks the same inode), session counting, and the transcript.
+//! Each process keeps the state in memory beside the file's bytes, and parses the file
+//! again only when they changed (see [`Store`]).
 
 use crate::model::DeviceState;
 use crate::platform::Platform;
