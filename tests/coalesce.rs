@@ -670,6 +670,53 @@ fn spooled_requests_are_applied_in_one_configuration_visit_each_with_its_own_res
     }
     // Two sessions: the one that put port 3 in VLAN 120 and the holder's.
     assert_eq!(lab.state("leaf")["sessions"]["max_seen"], 1);
+    // Issue 18, counted by the device: in the batch's configuration visit each port costs
+    // two round trips, its `interface` line and then its body with `exit` typed ahead in
+    // one write (before, every line of the block waited for its prompt).
+    let records: Vec<Value> = std::fs::read_to_string(lab.path("leaf.transcript"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let records = &records[from..];
+    let visit = records
+        .iter()
+        .rposition(|r| r["line"] == "configure terminal")
+        .unwrap();
+    let end = visit
+        + records[visit..]
+            .iter()
+            .position(|r| r["line"] == "end")
+            .unwrap();
+    let blocks = records[visit..end]
+        .iter()
+        .filter(|r| r["line"].as_str().unwrap().starts_with("interface "))
+        .count();
+    assert_eq!(
+        blocks,
+        N as usize - 2,
+        "the batch's ports but 3 (and the holder's)"
+    );
+    let waited = records[visit + 1..end]
+        .iter()
+        .filter(|r| r["waited"] == true)
+        .count();
+    assert_eq!(
+        waited,
+        2 * blocks,
+        "{:#?}",
+        &records[visit..end]
+            .iter()
+            .map(|r| (r["line"].as_str().unwrap(), r["waited"] == true))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        records[visit..end]
+            .iter()
+            .filter(|r| r["line"] == "exit")
+            .all(|r| r["waited"] == false),
+        "every block's exit typed ahead"
+    );
 }
 
 /// Two requests on one port keep their arrival order: an attach and then a detach of the
@@ -778,6 +825,20 @@ fn a_refused_line_in_a_batch_fails_only_its_request() {
         "{bv}"
     );
     assert_eq!(bv["partial"]["restored"], true, "{bv}");
+    // Issue 18: the block's body went in one write, so `exit` after the refused line ran
+    // and is listed as accepted, in the refused request's progress and no one else's.
+    assert_eq!(
+        bv["partial"]["accepted"],
+        serde_json::json!([
+            "interface GigabitEthernet1/0/3",
+            "switchport mode access",
+            "exit"
+        ]),
+        "{bv}"
+    );
+    for v in [&fv, &lv] {
+        assert!(v["partial"].is_null(), "{v}");
+    }
     // Its result holds its own lines, among them the refused one, and no one else's.
     let inputs = bad_ran.inputs();
     assert!(

@@ -573,3 +573,94 @@ fn an_eos_change_refused_in_a_configuration_session_leaves_nothing() {
     );
     assert_eq!(state["saved"]["ports"][port]["access_vlan"], 130, "{state}");
 }
+
+/// Issue 18: on a `type_ahead` CLI (IOS) an interface block's body and `exit` go in one
+/// write once the `interface` line's prompt shows the sub-mode, so the lines after a
+/// refused one have run on the device by the time its refusal is read. The result lists
+/// exactly what the device accepted, those lines included: read first, the port is put
+/// back as read (the access VLAN set after the refused mode line is undone); not read,
+/// the port keeps what the device ran, and the result, the audit record and the device
+/// agree on it. No further block follows a refused one.
+#[test]
+fn a_refused_line_inside_a_typed_ahead_block_lists_the_lines_run_after_it() {
+    let lab = Lab::with_defaults(
+        &[SimDevice {
+            sim_args: &["--fault", "reject=switchport mode access"],
+            ..SimDevice::new("leaf", "cisco_ios")
+        }],
+        "allowed_vlans = [\"10\", \"100-199\"]\nmanage_vlans = true\n",
+    );
+    add_vlans(&lab, &["120", "130"]);
+    let port = "GigabitEthernet1/0/8";
+    let before = lab.port("leaf", port);
+    assert!(before["access_vlan"].is_null(), "{before}");
+    let attach = |vlan: &str, extra: &[&'static str], ports: &[&'static str]| {
+        let mut args = extra.to_vec();
+        args.extend(["attach-port", "--device", "leaf"]);
+        for p in ports {
+            args.extend(["--port", p]);
+        }
+        args.extend(["--vlan", vlan]);
+        mercury_ok_code(&lab, &args, 1)
+    };
+
+    // Read first: `switchport mode access` refused, `switchport access vlan 120` and
+    // `exit` after it in the same write ran; the restore undoes the VLAN.
+    let v = attach("120", &[], &[port]);
+    let p = &v["partial"];
+    assert_eq!(p["rejected"], "switchport mode access", "{v}");
+    assert_eq!(
+        p["accepted"],
+        serde_json::json!([
+            format!("interface {port}"),
+            "switchport access vlan 120",
+            "exit"
+        ]),
+        "{v}"
+    );
+    assert!(
+        p.get("in_flight").is_none() && p.get("unconfirmed").is_none(),
+        "{v}"
+    );
+    assert_eq!(p["took_effect"], true, "{v}");
+    assert_eq!(p["restored"], true, "{v}");
+    assert_eq!(v["changed"], false, "{v}");
+    assert_eq!(v["error_kind"], "device_rejected", "{v}");
+    assert_eq!(lab.port("leaf", port), before, "put back as read");
+
+    // Not read, two ports: a line of the first block is refused; the device ran the rest
+    // of that block (the port is in VLAN 130 now) and never saw the second block.
+    let sent_before = lab.transcript("leaf").len();
+    let v = attach(
+        "130",
+        &["--no-verify"],
+        &["GigabitEthernet1/0/8", "GigabitEthernet1/0/9"],
+    );
+    let p = &v["partial"];
+    assert_eq!(p["rejected"], "switchport mode access", "{v}");
+    let accepted: Vec<&str> = p["accepted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(accepted[0], format!("interface {port}"), "{v}");
+    assert!(accepted.contains(&"switchport access vlan 130"), "{v}");
+    assert_eq!(accepted.last(), Some(&"exit"), "{v}");
+    assert_eq!(v["changed"], true, "{v}");
+    assert!(v["msg"].as_str().unwrap().contains("PARTLY APPLIED"), "{v}");
+    assert_eq!(
+        lab.port("leaf", port)["access_vlan"],
+        130,
+        "the device ran it"
+    );
+    let sent = &lab.transcript("leaf")[sent_before..];
+    assert!(
+        !sent.iter().any(|l| l.contains("1/0/9")),
+        "no block after a refused one: {sent:?}"
+    );
+    let audit = lab.audit();
+    let last = audit.last().unwrap();
+    assert_eq!(last["how"]["partial"], v["partial"], "{last}");
+    assert_eq!(last["how"]["changed"], true, "{last}");
+}

@@ -95,8 +95,9 @@ fn attach_over_ssh_with_an_ed25519_key_and_pinned_host_key() {
 /// Behind sshd the simulator runs on a PTY, whose kernel echo would echo typed-ahead
 /// lines as they arrive; it switches that off and echoes each line as it reads it, as IOS
 /// does, so Mercury's pipelined reads work over a real PTY: the setup lines and the two
-/// show lines of the before-read each reach the device typed ahead (not waited for), and
-/// the after-read travels with `end`.
+/// show lines of the before-read each reach the device typed ahead (not waited for), the
+/// interface block's body after its first line and its `exit` too (issue 18: the
+/// `interface` line itself is waited for), and the after-read travels with `end`.
 #[test]
 fn typed_ahead_reads_over_a_pty_cost_one_round_trip() {
     require_sshd!();
@@ -138,6 +139,8 @@ fn typed_ahead_reads_over_a_pty_cost_one_round_trip() {
         [
             "terminal width 511",
             "show vlan brief",
+            "switchport access vlan 120",
+            "exit",
             "show running-config interface GigabitEthernet1/0/5"
         ],
         "{waited:?}"
@@ -791,7 +794,7 @@ impl mercury::transport::Shell for OneByte {
 fn real_pty_bytes_read_one_at_a_time_match_the_dry_run_script() {
     require_sshd!();
     use mercury::catalog::{Catalog, Channel};
-    use mercury::session::plan::{Line, Plan};
+    use mercury::session::plan::Plan;
     use mercury::session::{self, Settings};
     use mercury::transport::Connection;
 
@@ -807,16 +810,7 @@ fn real_pty_bytes_read_one_at_a_time_match_the_dry_run_script() {
     else {
         panic!("a CLI platform gets a shell");
     };
-    let plan = Plan {
-        lines: ["vlan 120", "name one-byte", "exit"]
-            .iter()
-            .map(|t| Line {
-                text: t.to_string(),
-                argv: None,
-            })
-            .collect(),
-        warnings: vec![],
-    };
+    let plan = Plan::cli(&["vlan 120", "name one-byte", "exit"]);
     let settings = Settings {
         device: "leaf".into(),
         command_timeout: Duration::from_secs(10),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What a 64-request burst on one switch costs the device, counted (not timed): the lines the
-# simulator received, its configuration-mode entries, show lines and saves, for two mercury
+# simulator received, its configuration-mode entries, show lines, saves and round trips (the
+# lines it had to wait for, its transcript's `waited`), for two mercury
 # binaries side by side (e.g. main's and this branch's release builds), interleaved.
 #
 #   bench/burst/lines.sh BEFORE_BIN NOW_BIN SIM_BIN [ROUNDS] [SLOW_MS]
@@ -63,6 +64,6 @@ c = lambda p: sum(1 for l in lines if l["line"].startswith(p))
 load = open("/proc/loadavg").read().split()[0]
 print(f"{b} round {r}: {el} s, fails {f}, changed {changed}/64, sessions {len({l['session'] for l in lines})}, "
       f"lines received {len(lines)}, configure terminal {c('configure terminal')}, show {c('show ')}, "
-      f"saves {c('copy running')}, load {load}")
+      f"saves {c('copy running')}, round trips (lines the device waited for) {sum(1 for l in lines if l.get('waited'))}, load {load}")
 PY
 done; done

@@ -24,6 +24,7 @@ mod table;
 mod template;
 
 pub use pattern::Pattern;
+use pattern::Syntax;
 pub use prompt::Prompt;
 pub use raw::{Kind, VlanListStyle};
 use raw::{RawCatalog, RawPlatform};
@@ -359,10 +360,11 @@ pub struct VlanCheck {
 impl VlanCheck {
     /// Whether `output` of [`VlanCheck::show`] lists VLAN `vlan`.
     pub fn lists(&self, output: &str, vlan: u16) -> bool {
-        pattern::compile(&format!(
-            "(?m){}",
-            self.present.replace("{vlan}", &vlan.to_string())
-        ))
+        // Checked with a VLAN id in it when the platform was compiled.
+        pattern::compile(
+            &format!("(?m){}", self.present.replace("{vlan}", &vlan.to_string())),
+            Syntax::Trusted,
+        )
         .map(|r| r.is_match(output))
         .unwrap_or(false)
     }
@@ -863,8 +865,8 @@ impl Catalog {
         entry
             .compiled
             .get_or_init(|| match &entry.source {
-                Source::Parsed(raw) => compile(key, raw),
-                Source::Builtin(build) => compile(key, &build()),
+                Source::Parsed(raw) => compile(key, raw, Syntax::Check),
+                Source::Builtin(build) => compile(key, &build(), Syntax::Trusted),
             })
             .as_ref()
             .map_err(|message| CatalogError::Invalid {
@@ -1156,7 +1158,7 @@ mod tests {
 
     #[test]
     fn prompts_match_only_at_the_end() {
-        let p = Prompt::compile(r"^(?P<host>[\w.-]+)#").unwrap();
+        let p = Prompt::compile(r"^(?P<host>[\w.-]+)#", Syntax::Check).unwrap();
         assert_eq!(p.matches("foo\r\nleaf1# "), Some(Some("leaf1")));
         assert_eq!(p.matches("leaf1#\nmore output"), None);
         assert_eq!(p.matches("text leaf1#"), None);
@@ -1164,7 +1166,7 @@ mod tests {
 
     #[test]
     fn pinned_prompts_know_where_a_dashed_host_ends() {
-        let p = Prompt::compile(r"^\[[~*]?(?P<host>[\w.\-]+)-[^\]\n]+\]").unwrap();
+        let p = Prompt::compile(r"^\[[~*]?(?P<host>[\w.\-]+)-[^\]\n]+\]", Syntax::Check).unwrap();
         // Unpinned, the greedy host swallows part of the interface name.
         assert_eq!(p.matches("[leaf1-Eth-Trunk7]"), Some(Some("leaf1-Eth")));
         let pinned = p.pinned("leaf1").unwrap();
@@ -1180,13 +1182,16 @@ mod tests {
         assert_eq!(host(&dashed, "[~sw-01-GE1/0/5]").as_deref(), Some("sw-01"));
         assert!(dashed.captures("[sw-02-GE1/0/5]").is_none());
         // A host full of regex metacharacters is taken literally.
-        let odd = Prompt::compile(r"^(?P<host>[^#\n]+)#")
+        let odd = Prompt::compile(r"^(?P<host>[^#\n]+)#", Syntax::Check)
             .unwrap()
             .pinned("a.b(c)")
             .unwrap();
         assert!(odd.is_match("a.b(c)#"));
         assert!(!odd.is_match("aXb(c)#"));
-        assert!(Prompt::compile(r"^\w+#").unwrap().pinned("x").is_none());
+        assert!(Prompt::compile(r"^\w+#", Syntax::Check)
+            .unwrap()
+            .pinned("x")
+            .is_none());
     }
 
     #[test]
@@ -1306,6 +1311,31 @@ mod tests {
             p.idempotent_for(line).iter().all(|r| r.is_built()),
             "built again for every line"
         );
+    }
+
+    /// A plugins.d platform's patterns are syntax-checked when it is compiled; the
+    /// built-in catalog's are not (the lint above builds every one of them).
+    #[test]
+    fn only_plugin_patterns_are_syntax_checked_when_compiled() {
+        let mut c = Catalog::builtin().unwrap();
+        c.add_text(
+            "test",
+            &MINI.replace(
+                "network_types = [\"vlan\"]",
+                "network_types = [\"vlan\"]\nfailures = ['^(unclosed']",
+            ),
+        )
+        .unwrap();
+        let e = c.get("mini").unwrap_err().to_string();
+        assert!(e.contains("unclosed"), "{e}");
+        assert!(pattern::compile("^(unclosed", Syntax::Trusted).is_ok());
+        assert!(pattern::compile("^(unclosed", Syntax::Check).is_err());
+        let raw = (builtin::PLATFORMS
+            .iter()
+            .find(|b| b.0 == "cisco_ios")
+            .unwrap()
+            .2)();
+        assert!(schema::compile("cisco_ios", &raw, Syntax::Trusted).is_ok());
     }
 
     #[test]

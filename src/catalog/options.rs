@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use super::pattern::Pattern;
+use super::pattern::{Pattern, Syntax};
 
 use super::raw::RawOption;
 use super::template::Template;
@@ -30,7 +30,11 @@ pub struct DeviceOption {
 }
 
 impl DeviceOption {
-    pub(super) fn compile(name: &str, r: &RawOption) -> Result<DeviceOption, String> {
+    pub(super) fn compile(
+        name: &str,
+        r: &RawOption,
+        syntax: Syntax,
+    ) -> Result<DeviceOption, String> {
         let mut templates = BTreeMap::new();
         for (value, actions) in &r.templates {
             let mut out = BTreeMap::new();
@@ -52,7 +56,7 @@ impl DeviceOption {
                 .pattern
                 .as_deref()
                 .map(|p| {
-                    super::pattern::compile(&format!("^(?:{p})$"))
+                    super::pattern::compile(&format!("^(?:{p})$"), syntax)
                         .map_err(|e| format!("options.{name}.pattern {p:?}: {e}"))
                 })
                 .transpose()?,

@@ -159,12 +159,26 @@ impl fmt::Debug for Pattern {
 
 /// Compiles a catalog pattern (see the module docs): checks its syntax now, builds it on
 /// first use.
-pub(crate) fn compile(source: &str) -> Result<Pattern, String> {
+/// Whether [`compile`] checks a pattern's syntax at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Syntax {
+    /// Checked now (a plugins.d file, a test, anything typed by a person).
+    Check,
+    /// Left to the first match: the built-in catalog, whose every pattern the lint builds
+    /// in the unit tests (`builtin_catalog_passes_the_lint`), and patterns derived from
+    /// checked ones by escaping (a prompt pinned to its host). Parsing a platform's ~40
+    /// patterns was 7 % of a dry run's CPU (docs/proof.md, issue 18).
+    Trusted,
+}
+
+pub(crate) fn compile(source: &str, syntax: Syntax) -> Result<Pattern, String> {
     let source = ascii_classes(source);
-    regex_syntax::ParserBuilder::new()
-        .build()
-        .parse(&source)
-        .map_err(|e| e.to_string())?;
+    if syntax == Syntax::Check {
+        regex_syntax::ParserBuilder::new()
+            .build()
+            .parse(&source)
+            .map_err(|e| e.to_string())?;
+    }
     Ok(Pattern {
         source,
         compiled: OnceLock::new(),
@@ -198,27 +212,27 @@ mod tests {
 
     #[test]
     fn a_pattern_is_checked_at_once_and_built_on_first_use() {
-        let p = compile(r"^% Invalid .*$").unwrap();
+        let p = compile(r"^% Invalid .*$", Syntax::Check).unwrap();
         assert!(!p.is_built());
         assert!(p.is_match("% Invalid input detected"));
         assert!(p.is_built());
         // Syntax errors are still the catalog's errors, when the platform is compiled.
-        let e = compile(r"^(unclosed").unwrap_err();
+        let e = compile(r"^(unclosed", Syntax::Check).unwrap_err();
         assert!(e.contains("unclosed"), "{e}");
-        assert!(compile(r"\p{NoSuchClass}").is_err());
+        assert!(compile(r"\p{NoSuchClass}", Syntax::Check).is_err());
     }
 
     #[test]
     fn a_pattern_over_the_size_limit_matches_nothing_and_says_why() {
         // Valid syntax, an automaton far over the regex crate's default size limit.
-        let p = compile(r"(?:\pL{100}){100}x").unwrap();
+        let p = compile(r"(?:\pL{100}){100}x", Syntax::Check).unwrap();
         assert!(p.build().is_err());
         assert!(!p.is_match(&"a".repeat(10_001)));
     }
 
     #[test]
     fn ascii_word_and_digit_only() {
-        let r = compile(r"^\w+ \d+$").unwrap();
+        let r = compile(r"^\w+ \d+$", Syntax::Check).unwrap();
         assert!(r.is_match("leaf_1 42"));
         assert!(!r.is_match("lëaf 42"));
         assert!(

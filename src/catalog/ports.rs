@@ -11,7 +11,7 @@
 //! types and checks the table's own samples. This module only names ports; which ports a
 //! device lets a caller use is `policy`.
 
-use super::pattern::Pattern;
+use super::pattern::{Pattern, Syntax};
 use super::raw::RawPortNames;
 pub use super::raw::Spacing;
 
@@ -71,9 +71,9 @@ impl RawPortNames {
 }
 
 impl PortNames {
-    pub(super) fn compile(r: &RawPortNames) -> Result<PortNames, String> {
+    pub(super) fn compile(r: &RawPortNames, syntax: Syntax) -> Result<PortNames, String> {
         let number = |s: &str| {
-            super::pattern::compile(&format!("^(?:{s})$"))
+            super::pattern::compile(&format!("^(?:{s})$"), syntax)
                 .map_err(|e| format!("port_names.number {s:?}: {e}"))
         };
         let default = number(&r.number)?;
@@ -269,7 +269,7 @@ mod tests {
 
     fn table(text: &str) -> PortNames {
         let raw: RawPortNames = toml::from_str(text).unwrap();
-        PortNames::compile(&raw).unwrap()
+        PortNames::compile(&raw, Syntax::Check).unwrap()
     }
 
     const IOS: &str = r#"

@@ -1,7 +1,7 @@
 //! Prompt patterns: compiled end-anchored, so a prompt-like line in output never counts, and
 //! pinned to the host name seen at login.
 
-use super::pattern::Pattern;
+use super::pattern::{Pattern, Syntax};
 
 /// A prompt pattern, matched at the very end of the received output.
 #[derive(Debug, Clone)]
@@ -13,12 +13,12 @@ pub struct Prompt {
 }
 
 impl Prompt {
-    pub(crate) fn compile(source: &str) -> Result<Prompt, String> {
+    pub(crate) fn compile(source: &str, syntax: Syntax) -> Result<Prompt, String> {
         // Multi-line so `^` anchors a line start; the match must reach the end of the
         // buffer (trailing blanks allowed) so a prompt-like line in output never counts.
         let anchored = format!(r"(?m)(?:{source})[ \t]*\z");
-        let regex =
-            super::pattern::compile(&anchored).map_err(|e| format!("prompt {source:?}: {e}"))?;
+        let regex = super::pattern::compile(&anchored, syntax)
+            .map_err(|e| format!("prompt {source:?}: {e}"))?;
         Ok(Prompt {
             source: source.to_string(),
             regex,
@@ -37,7 +37,10 @@ impl Prompt {
             regex::escape(host),
             &self.source[end + 1..]
         );
-        Prompt::compile(&source).ok().map(|p| p.regex)
+        // The host is escaped into a pattern that was itself compiled: nothing to check.
+        Prompt::compile(&source, Syntax::Trusted)
+            .ok()
+            .map(|p| p.regex)
     }
 
     /// Whether the tail of `text` is this prompt; returns the `host` capture if any.

@@ -10,13 +10,14 @@ use super::raw::{RawIdempotent, RawPlatform, RawVerify};
 use super::template::Template;
 use super::*;
 
-pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
-    let regex =
-        |what: &str, s: &str| super::pattern::compile(s).map_err(|e| format!("{what} {s:?}: {e}"));
+pub(super) fn compile(name: &str, r: &RawPlatform, syntax: Syntax) -> Result<Platform, String> {
+    let regex = |what: &str, s: &str| {
+        super::pattern::compile(s, syntax).map_err(|e| format!("{what} {s:?}: {e}"))
+    };
     let mut modes = Vec::new();
     for m in &r.modes {
         modes.push(Mode {
-            prompt: Prompt::compile(&m.prompt)?,
+            prompt: Prompt::compile(&m.prompt, syntax)?,
             name: m.name.clone(),
             parent: m.parent.clone(),
             enter: m.enter.clone(),
@@ -52,7 +53,11 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
         kind: r.kind,
         network_types: r.network_types.clone(),
         port_pattern: regex("port_pattern", &format!("^(?:{port_pattern})$"))?,
-        port_names: r.port_names.as_ref().map(PortNames::compile).transpose()?,
+        port_names: r
+            .port_names
+            .as_ref()
+            .map(|n| PortNames::compile(n, syntax))
+            .transpose()?,
         lag_interface: r
             .lag_interface
             .as_deref()
@@ -74,14 +79,14 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
         secret_prompt: r
             .secret_prompt
             .as_deref()
-            .map(Prompt::compile)
+            .map(|p| Prompt::compile(p, syntax))
             .transpose()?,
         responses: r
             .responses
             .iter()
             .map(|x| {
                 Ok(Response {
-                    prompt: Prompt::compile(&x.prompt)?,
+                    prompt: Prompt::compile(&x.prompt, syntax)?,
                     answer: x.answer.clone(),
                     newline: x.newline,
                 })
@@ -142,7 +147,7 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
         options: r
             .options
             .iter()
-            .map(|(n, o)| DeviceOption::compile(n, o).map(|c| (n.clone(), c)))
+            .map(|(n, o)| DeviceOption::compile(n, o, syntax).map(|c| (n.clone(), c)))
             .collect::<Result<_, _>>()?,
         option_values: r
             .options
@@ -157,7 +162,7 @@ pub(super) fn compile(name: &str, r: &RawPlatform) -> Result<Platform, String> {
                 if !c.vlan_present.contains("{vlan}") {
                     return Err("check.vlan_present: needs {vlan}".into());
                 }
-                super::pattern::compile(&c.vlan_present.replace("{vlan}", "4094"))
+                super::pattern::compile(&c.vlan_present.replace("{vlan}", "4094"), syntax)
                     .map_err(|e| format!("check.vlan_present: {e}"))?;
                 if c.vlans.trim().is_empty() || c.vlans.contains('{') {
                     return Err("check.vlans: one fixed show line".into());

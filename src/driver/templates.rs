@@ -687,9 +687,18 @@ fn render_block(platform: &Platform, block: &Block, out: &mut Plan) -> Result<()
                     }
                     _ => render_action(platform, "port_enter", &pv, &mut block)?,
                 }
+                let opener = block.lines.len().checked_sub(1);
+                let body = inner.lines.len();
                 block.lines.append(&mut inner.lines);
                 if platform.supports("port_exit") {
                     render_action(platform, "port_exit", &pv, &mut block)?;
+                }
+                // A block with a closing line: the session knows where it starts and ends
+                // (a `type_ahead` CLI sends its body in one write once the sub-mode is
+                // confirmed) without reading the platform's syntax.
+                let closing = block.lines.len() - body - opener.map_or(0, |o| o + 1);
+                if let (Some(o), true) = (opener, closing > 0) {
+                    block.lines[o].opens = body + closing;
                 }
             } else {
                 block.lines.append(&mut inner.lines);
@@ -1792,6 +1801,46 @@ mod tests {
                 "exit"
             ]
         );
+    }
+
+    /// Issue 18: the `interface` line of each port's block says how many lines follow in
+    /// it (body and `exit`), from the templates rendered; no other line opens a block, and
+    /// a platform without a closing template (Junos `set` lines) has no blocks.
+    #[test]
+    fn each_port_block_is_marked_at_its_opening_line() {
+        let (d, c) = setup("cisco_ios", "default_vlan = 10");
+        let r = Request::from_raw(
+            RawRequest::from_json(
+                r#"{"op":"attach_port","device":"leaf","ports":["Gi1/0/1","Gi1/0/2"],"vlan":120,"reason":"r"}"#,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let p = plan(&r, &d, c.get("cisco_ios").unwrap()).unwrap();
+        let marks: Vec<(&str, usize)> = p
+            .lines
+            .iter()
+            .map(|l| (l.text.as_str(), l.opens))
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        assert_eq!(
+            marks,
+            [("interface Gi1/0/1", 4), ("interface Gi1/0/2", 4)],
+            "{:#?}",
+            p.lines
+        );
+        let at = p.lines.iter().position(|l| l.opens > 0).unwrap();
+        assert_eq!(p.lines[at + 4].text, "exit");
+        let (d, c) = setup("juniper", "default_vlan = 10");
+        let r = Request::from_raw(
+            RawRequest::from_json(
+                r#"{"op":"attach_port","device":"leaf","port":"ge-0/0/5","vlan":120,"reason":"r"}"#,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let p = plan(&r, &d, c.get("juniper").unwrap()).unwrap();
+        assert!(p.lines.iter().all(|l| l.opens == 0), "{:#?}", p.lines);
     }
 
     #[test]

@@ -104,6 +104,12 @@ fn partly(p: &Progress) -> String {
         if let Some(l) = &p.in_flight {
             s.push_str(&format!(" and {l:?} may have"));
         }
+        if !p.unconfirmed.is_empty() {
+            s.push_str(&format!(
+                ", as may the {} line(s) typed ahead behind it",
+                p.unconfirmed.len()
+            ));
+        }
         if p.saved == Some(false) {
             s.push_str(", not saved");
         }

@@ -145,6 +145,12 @@ pub fn render(r: &Report) -> String {
                 safe(l)
             ));
         }
+        for l in &p.unconfirmed {
+            out.push_str(&format!(
+                "  unconfirmed: {} (typed ahead, may have taken effect)\n",
+                safe(l)
+            ));
+        }
         match p.saved {
             Some(true) => out.push_str("  saved:     yes\n"),
             Some(false) => out.push_str("  saved:     NO (the saved configuration differs)\n"),

@@ -12,8 +12,24 @@
 //! output's failure indicators are checked as for a line sent alone, and each line is
 //! recorded with its own output. A device that echoes the lines as they arrive (a tty's
 //! ECHO: every echo before the first output) never shows a prompt followed by an echo,
-//! so the batch times out rather than give a line another line's output. Configuration
-//! lines are never batched: a refusal must stop the plan at its line.
+//! so the batch times out rather than give a line another line's output.
+//!
+//! Configuration lines wait for their prompts, one by one, except the body of a block
+//! (issue 18): a plan line the driver marked as opening one (`Line::opens`, from the
+//! catalog's `port_enter` ... `port_exit`: `interface X` ... `exit`) is sent alone, and
+//! only when its prompt shows a configuration sub-mode — neither the mode it was typed in
+//! nor the global configuration mode — are the block's body and closing line typed ahead
+//! in one write, split as above. A refused `interface` line therefore never leaves body
+//! lines running in the global configuration context. Each body line must keep the
+//! sub-mode and is judged by the failure indicators as if sent alone; a refused body line
+//! does not stop the lines after it in the write (the device runs them), so they are
+//! counted as accepted when the device accepted them, and the first refusal is the plan's
+//! failure: no further line or block is sent, the abort follows, and the caller's restore
+//! and read-back work from what the device did. A timeout, a lost connection or a body
+//! line landing in another mode leaves the line awaited in flight and the lines typed
+//! ahead behind it unconfirmed (`Progress::unconfirmed`): they may have taken effect.
+//! Lines outside blocks (VLAN creation, LAG removal), the commit and the save are never
+//! typed ahead, and neither is a navigation that may ask for the enable secret.
 //!
 //! Without a shell (a dry run) the same code runs and records every line it would send,
 //! taking each navigation line to land where the catalog says: there is one copy of the
@@ -49,10 +65,14 @@ pub(super) struct CliSession<'a> {
     /// Deadline of the current part of the session.
     pub(super) deadline: Instant,
     pub(super) transcript: Transcript,
-    /// The current plan's lines and commits the device accepted.
-    pub(super) accepted: Vec<String>,
-    /// The plan line (or commit) being sent when the plan failed.
-    pub(super) failed: Option<String>,
+    /// The current plan's lines and commits the device accepted, with their places in the
+    /// plan (commits after the plan's lines).
+    pub(super) accepted: Vec<(usize, String)>,
+    /// The plan line (or commit) being sent when the plan failed, with its place in the
+    /// plan (commits after the plan's lines).
+    pub(super) failed: Option<(usize, String)>,
+    /// Lines typed ahead behind the failed one whose outcome is unknown.
+    pub(super) unconfirmed: Vec<String>,
 }
 
 /// What to wait for after a line.
@@ -66,8 +86,8 @@ struct Wait<'w> {
 /// A line of a batch sent without waiting for its prompt.
 struct Ahead {
     text: String,
-    /// Where a navigation line leads (checked against the prompt after it); `None`: a show
-    /// or setup line, judged by its output.
+    /// Where a navigation line leads, or the sub-mode a block's body line stays in
+    /// (checked against the prompt after it); `None`: judged by its output alone.
     lands: Option<String>,
 }
 
@@ -88,6 +108,7 @@ impl<'a> CliSession<'a> {
             transcript: Transcript::default(),
             accepted: Vec::new(),
             failed: None,
+            unconfirmed: Vec::new(),
         }
     }
 
@@ -171,7 +192,7 @@ impl<'a> CliSession<'a> {
                 lands: None,
             }))
             .collect();
-        let mut outs = self.pipelined(&batch)?;
+        let mut outs = self.pipelined(&batch, &mut Vec::new())?;
         Ok(outs.split_off(nav))
     }
 
@@ -214,28 +235,110 @@ impl<'a> CliSession<'a> {
         }
     }
 
+    /// The plan's lines, then the commit. On a live `type_ahead` session a block's lines
+    /// after its opening line go in one write ([`CliSession::block`]); elsewhere each line
+    /// waits for its prompt.
     fn configure(&mut self, plan: &Plan) -> Result<(), SessionError> {
-        for Line { text, .. } in &plan.lines {
-            if let Err(e) = self.command(text) {
-                self.failed = Some(text.clone());
+        let typed = self.platform.type_ahead && self.shell.is_some();
+        let mut at = 0;
+        while let Some(line) = plan.lines.get(at) {
+            let typed_in = self.mode.clone();
+            if let Err(e) = self.command(&line.text) {
+                self.failed = Some((at, line.text.clone()));
                 return Err(e);
             }
-            self.accepted.push(text.clone());
+            self.accepted.push((at, line.text.clone()));
             if !self.in_config() {
                 return Err(SessionError::UnexpectedMode {
-                    line: text.clone(),
+                    line: line.text.clone(),
                     expected: "a configuration mode".into(),
                     actual: self.mode.clone(),
                 });
             }
+            let body = plan
+                .lines
+                .get(at + 1..=at + line.opens)
+                .filter(|b| typed && !b.is_empty());
+            at += 1;
+            if let Some(body) = body {
+                self.block(&line.text, &typed_in, body, at)?;
+                at += body.len();
+            }
         }
         let lands = self.platform.commit_leaves_to.clone();
-        for line in &self.platform.commit {
+        for (k, line) in self.platform.commit.iter().enumerate() {
             if let Err(e) = self.send_and_wait(line, false, lands.as_deref()) {
-                self.failed = Some(line.clone());
+                self.failed = Some((plan.lines.len() + k, line.clone()));
                 return Err(e);
             }
-            self.accepted.push(line.clone());
+            self.accepted.push((plan.lines.len() + k, line.clone()));
+        }
+        Ok(())
+    }
+
+    /// A block's body and closing line (plan lines from `first`), after its opening line
+    /// `opener` (typed in `typed_in`) was accepted: sent in one write once the opening
+    /// line's prompt shows a configuration sub-mode — never the mode it was typed in or the
+    /// global configuration mode, where the body must not run — and split line by line
+    /// (see [`CliSession::pipelined`]). Each body line must leave the CLI in that sub-mode,
+    /// the closing line in a configuration mode. Every line the device accepted is
+    /// accepted, also those after a refused one (they ran); the refused line is the first
+    /// refused; after a timeout, a lost connection or a line landing elsewhere, the line
+    /// awaited is the one in flight and the lines after it are unconfirmed.
+    fn block(
+        &mut self,
+        opener: &str,
+        typed_in: &str,
+        body: &[Line],
+        first: usize,
+    ) -> Result<(), SessionError> {
+        let sub = self.mode.clone();
+        if sub == typed_in || sub == self.platform.config_mode {
+            return Err(SessionError::UnexpectedMode {
+                line: opener.to_string(),
+                expected: "a configuration sub-mode for the block".into(),
+                actual: sub,
+            });
+        }
+        let last = body.len() - 1;
+        let batch: Vec<Ahead> = body
+            .iter()
+            .enumerate()
+            .map(|(k, l)| Ahead {
+                text: l.text.clone(),
+                lands: (k < last).then(|| sub.clone()),
+            })
+            .collect();
+        let mut judged = Vec::new();
+        let sent = self.pipelined(&batch, &mut judged);
+        for (k, (l, ok)) in body.iter().zip(&judged).enumerate() {
+            if *ok {
+                self.accepted.push((first + k, l.text.clone()));
+            }
+        }
+        if let Err(e) = sent {
+            let at = match e {
+                SessionError::Rejected { .. } | SessionError::Busy { .. } => {
+                    judged.iter().position(|ok| !ok).unwrap_or(judged.len())
+                }
+                _ => judged.len(),
+            };
+            if let Some(l) = body.get(at) {
+                self.failed = Some((first + at, l.text.clone()));
+            }
+            self.unconfirmed = body
+                .iter()
+                .skip(judged.len().max(at + 1))
+                .map(|l| l.text.clone())
+                .collect();
+            return Err(e);
+        }
+        if !self.in_config() {
+            return Err(SessionError::UnexpectedMode {
+                line: body[last].text.clone(),
+                expected: "a configuration mode".into(),
+                actual: self.mode.clone(),
+            });
         }
         Ok(())
     }
@@ -345,20 +448,28 @@ impl<'a> CliSession<'a> {
     /// into one output per line (see the module docs); each line is recorded with its own
     /// output and checked as if sent alone. A refused line does not stop the split (the
     /// rest of the batch was sent and its output must be consumed to keep the session in
-    /// step); the first refusal is returned after the final prompt. A navigation line that
-    /// lands elsewhere, a timeout or a lost connection end it at once.
-    fn pipelined(&mut self, batch: &[Ahead]) -> Result<Vec<String>, SessionError> {
+    /// step); the first refusal is returned after the final prompt. A line that lands
+    /// elsewhere than its `lands`, a timeout or a lost connection end it at once.
+    /// `judged` gets, for each line answered in order, whether it passed its checks (a line
+    /// that landed elsewhere is not judged).
+    fn pipelined(
+        &mut self,
+        batch: &[Ahead],
+        judged: &mut Vec<bool>,
+    ) -> Result<Vec<String>, SessionError> {
         let started = Instant::now();
         let Some(first) = batch.first() else {
             return Ok(Vec::new());
         };
         let payload: String = batch.iter().map(|a| format!("{}\n", a.text)).collect();
         log::debug!(
-            "{}: send {} lines typed ahead, from {:?}",
+            "{}: send {} lines in one write",
             self.settings.device,
-            batch.len(),
-            first.text
+            batch.len()
         );
+        for a in batch {
+            log::debug!("{}: send {:?} (typed ahead)", self.settings.device, a.text);
+        }
         let sent = self.live()?.send(payload.as_bytes());
         if let Err(e) = sent {
             for a in batch {
@@ -413,8 +524,10 @@ impl<'a> CliSession<'a> {
                         });
                     }
                 }
+                let verdict = self.judge(&a.text, &out);
+                judged.push(verdict.is_ok());
                 if refused.is_none() {
-                    refused = self.judge(&a.text, &out).err();
+                    refused = verdict.err();
                 }
                 outputs.push(out);
                 i += 1;

@@ -33,10 +33,11 @@ pub(super) struct ExecSession<'a> {
     pub(super) transcript: Transcript,
     /// Every abort line of the last failed plan succeeded.
     pub(super) aborted_cleanly: bool,
-    /// The current plan's lines and commits the device accepted.
-    pub(super) accepted: Vec<String>,
-    /// The plan line (or commit) being run when the plan failed.
-    pub(super) failed: Option<String>,
+    /// The current plan's lines and commits the device accepted, with their places.
+    pub(super) accepted: Vec<(usize, String)>,
+    /// The plan line (or commit) being run when the plan failed, with its place (commits
+    /// after the plan's lines).
+    pub(super) failed: Option<(usize, String)>,
 }
 
 impl ExecSession<'_> {
@@ -44,16 +45,19 @@ impl ExecSession<'_> {
         let p = self.platform;
         let mut lines: Vec<Line> = plan.lines.clone();
         lines.extend(p.commit.iter().map(|l| Line::words(l)));
-        let run = lines.iter().try_for_each(|l| match self.run_line(l) {
-            Ok(_) => {
-                self.accepted.push(l.text.clone());
-                Ok(())
-            }
-            Err(e) => {
-                self.failed = Some(l.text.clone());
-                Err(e)
-            }
-        });
+        let run = lines
+            .iter()
+            .enumerate()
+            .try_for_each(|(at, l)| match self.run_line(l) {
+                Ok(_) => {
+                    self.accepted.push((at, l.text.clone()));
+                    Ok(())
+                }
+                Err(e) => {
+                    self.failed = Some((at, l.text.clone()));
+                    Err(e)
+                }
+            });
         if let Err(e) = run {
             self.aborted_cleanly = true;
             for l in p.abort.iter().map(|l| Line::words(l)) {

@@ -216,6 +216,20 @@ pub struct Progress {
     /// connection): it may have taken effect.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub in_flight: Option<String>,
+    /// Lines typed ahead behind the failed one in the same write (the body of an
+    /// `interface` block on a `type_ahead` CLI) whose outcome is unknown: no answer came
+    /// (a timeout, a lost connection), or they ran after a line had left the mode they were
+    /// meant for. Like `in_flight`, they may have taken effect.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unconfirmed: Vec<String>,
+    /// Where in the plan the refused or in-flight line is (the session's own bookkeeping,
+    /// so that a batch can tell whose lines were accepted: on a `type_ahead` CLI lines
+    /// after it in its block may be accepted too).
+    #[serde(skip)]
+    pub failed_at: Option<usize>,
+    /// Where in the plan each of `accepted` is (the same bookkeeping).
+    #[serde(skip)]
+    pub accepted_at: Vec<usize>,
     /// Some change may be in effect on the device: a line accepted on a platform that
     /// applies each line, or a commit accepted or in flight on one that applies at commit.
     pub took_effect: bool,
@@ -239,11 +253,16 @@ impl Progress {
     /// Adds a later part's progress (several plans in one request).
     pub fn append(&mut self, other: Progress) {
         self.accepted.extend(other.accepted);
+        self.accepted_at.extend(other.accepted_at);
         if other.rejected.is_some() {
             self.rejected = other.rejected;
         }
         if other.in_flight.is_some() {
             self.in_flight = other.in_flight;
+        }
+        self.unconfirmed.extend(other.unconfirmed);
+        if other.failed_at.is_some() {
+            self.failed_at = other.failed_at;
         }
         self.took_effect |= other.took_effect;
         if other.saved.is_some() {
@@ -256,14 +275,20 @@ impl Progress {
     }
 
     /// How far a plan got: the lines (and commits) the device accepted, and the one it was
-    /// sent when `result` failed (`None`: the failure came before or between lines).
+    /// sent when `result` failed (`None`: the failure came before or between lines), with
+    /// its place in the plan.
     fn of(
-        accepted: Vec<String>,
-        failed: Option<String>,
+        accepted: Vec<(usize, String)>,
+        failed: Option<(usize, String)>,
+        unconfirmed: Vec<String>,
         commit: &[String],
         result: &Result<(), SessionError>,
     ) -> Progress {
-        let mut p = Progress::default();
+        let mut p = Progress {
+            failed_at: failed.as_ref().map(|(at, _)| *at),
+            ..Progress::default()
+        };
+        let failed = failed.map(|(_, l)| l);
         match (result, failed) {
             (Ok(()), _) | (Err(_), None) => {}
             (Err(SessionError::Rejected { .. }) | Err(SessionError::Busy { .. }), Some(l)) => {
@@ -271,13 +296,14 @@ impl Progress {
             }
             (Err(_), Some(l)) => p.in_flight = Some(l),
         }
+        (p.accepted_at, p.accepted) = accepted.into_iter().unzip();
         let is_commit = |l: &String| commit.contains(l);
         p.took_effect = if commit.is_empty() {
-            !accepted.is_empty() || p.in_flight.is_some()
+            !p.accepted.is_empty() || p.in_flight.is_some() || !unconfirmed.is_empty()
         } else {
-            accepted.iter().any(is_commit) || p.in_flight.as_ref().is_some_and(is_commit)
+            p.accepted.iter().any(is_commit) || p.in_flight.as_ref().is_some_and(is_commit)
         };
-        p.accepted = accepted;
+        p.unconfirmed = unconfirmed;
         p
     }
 }
@@ -488,11 +514,21 @@ impl<'a> Session<'a> {
             Err(_) => self.healthy = false,
         }
         let transcript = self.take_transcript();
-        let (accepted, failed) = match &mut self.inner {
-            Inner::Cli(s) => (std::mem::take(&mut s.accepted), s.failed.take()),
-            Inner::Exec(s) => (std::mem::take(&mut s.accepted), s.failed.take()),
+        let (accepted, failed, unconfirmed) = match &mut self.inner {
+            Inner::Cli(s) => (
+                std::mem::take(&mut s.accepted),
+                s.failed.take(),
+                std::mem::take(&mut s.unconfirmed),
+            ),
+            Inner::Exec(s) => (std::mem::take(&mut s.accepted), s.failed.take(), Vec::new()),
         };
-        let progress = Progress::of(accepted, failed, &self.platform().commit, &result);
+        let progress = Progress::of(
+            accepted,
+            failed,
+            unconfirmed,
+            &self.platform().commit,
+            &result,
+        );
         Segment {
             transcript,
             result,
@@ -1119,8 +1155,8 @@ mod tests {
         pending: VecDeque<u8>,
         chunk: usize,
         kernel_echo: bool,
-        /// The sends, as received (one per batch).
-        sends: Vec<String>,
+        /// The sends, as received (one per write), shared with the test.
+        sends: std::rc::Rc<std::cell::RefCell<Vec<String>>>,
     }
 
     impl TypeAhead {
@@ -1137,7 +1173,7 @@ mod tests {
                 pending: banner.bytes().collect(),
                 chunk,
                 kernel_echo,
-                sends: Vec::new(),
+                sends: Default::default(),
             }
         }
     }
@@ -1145,7 +1181,7 @@ mod tests {
     impl Shell for TypeAhead {
         fn send(&mut self, data: &[u8]) -> Result<(), TransportError> {
             let text = String::from_utf8_lossy(data).into_owned();
-            self.sends.push(text.clone());
+            self.sends.borrow_mut().push(text.clone());
             let lines: Vec<&str> = text.split_terminator('\n').collect();
             if self.kernel_echo {
                 for l in &lines {
@@ -1428,6 +1464,277 @@ mod tests {
         );
     }
 
+    /// The body of the IOS access-port block the driver renders for an attach.
+    const BODY: [&str; 4] = [
+        "no switchport access vlan",
+        "switchport mode access",
+        "switchport access vlan 120",
+        "no shutdown",
+    ];
+    /// What IOS prints for an access VLAN it creates on the fly: output that is no refusal.
+    const CREATED: &str = "% Access VLAN does not exist. Creating vlan 120";
+    const INVALID: &str =
+        "                 ^\r\n% Invalid input detected at '^' marker.\r\n\r\nleaf1(config-if)#";
+
+    /// One interface block per port, marked as the driver marks it.
+    fn block_plan(ports: &[&str]) -> Plan {
+        let mut lines = Vec::new();
+        let mut opens = Vec::new();
+        for p in ports {
+            opens.push(lines.len());
+            lines.push(format!("interface {p}"));
+            lines.extend(BODY.iter().map(|l| l.to_string()));
+            lines.push("exit".into());
+        }
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        opens
+            .into_iter()
+            .fold(Plan::cli(&refs), |plan, at| plan.block(at, BODY.len() + 1))
+    }
+
+    /// An IOS device that takes the block; `over` replaces the answers of some lines.
+    fn block_replies(over: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
+        let mut r = ios_type_ahead();
+        let mut conf: Vec<(&'static str, &'static str)> =
+            vec![
+            (
+                "configure terminal",
+                "Enter configuration commands, one per line.  End with CNTL/Z.\r\nleaf1(config)#",
+            ),
+            ("interface Gi1/0/5", "leaf1(config-if)#"),
+            (BODY[0], "leaf1(config-if)#"),
+            (BODY[1], "leaf1(config-if)#"),
+            (BODY[2], "% Access VLAN does not exist. Creating vlan 120\r\nleaf1(config-if)#"),
+            (BODY[3], "leaf1(config-if)#"),
+            ("exit", "leaf1(config)#"),
+            ("interface Gi1/0/6", "leaf1(config-if)#"),
+            ("end", "leaf1#"),
+        ];
+        for (line, answer) in over {
+            match conf.iter_mut().find(|(l, _)| l == line) {
+                Some(slot) => slot.1 = answer,
+                None => conf.push((line, answer)),
+            }
+        }
+        conf.retain(|(_, a)| *a != "(silent)");
+        r.extend(conf);
+        r
+    }
+
+    type Sends = std::rc::Rc<std::cell::RefCell<Vec<String>>>;
+
+    fn typed_ahead<'a>(
+        p: &'a Platform,
+        settings: &'a Settings,
+        replies: &[(&str, &str)],
+        chunk: usize,
+        kernel_echo: bool,
+    ) -> (Session<'a>, Sends) {
+        let device = TypeAhead::new("\r\nleaf1#", replies, chunk, kernel_echo);
+        let sends = device.sends.clone();
+        let (s, opened) = Session::open(Connection::Shell(Box::new(device)), p, settings);
+        opened.result.unwrap();
+        sends.borrow_mut().clear();
+        (s, sends)
+    }
+
+    fn recorded(t: &Transcript) -> Vec<(&str, &str)> {
+        t.commands
+            .iter()
+            .map(|c| (c.input.as_str(), c.output.as_str()))
+            .collect()
+    }
+
+    /// Issue 18: `configure terminal` and the `interface` line wait for their prompts; the
+    /// block's body and `exit` go in one write, and each line is recorded with its own
+    /// output (IOS's note under the line that made it), at every read size: three round
+    /// trips where there were eight.
+    #[test]
+    fn an_interface_block_body_is_one_write_split_at_each_prompt() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("cisco_ios").unwrap();
+        let settings = settings(false, None);
+        for chunk in [1, 2, 5, 4096] {
+            let (mut s, sends) = typed_ahead(p, &settings, &block_replies(&[]), chunk, false);
+            let seg = s.apply(&block_plan(&["Gi1/0/5"]), settings.deadline);
+            seg.result.unwrap_or_else(|e| panic!("chunk {chunk}: {e}"));
+            assert_eq!(seg.transcript.round_trips, 3, "chunk {chunk}");
+            assert_eq!(
+                *sends.borrow(),
+                [
+                    "configure terminal\n".to_string(),
+                    "interface Gi1/0/5\n".into(),
+                    format!("{}\nexit\n", BODY.join("\n")),
+                ],
+                "chunk {chunk}"
+            );
+            let r = recorded(&seg.transcript);
+            assert_eq!(r.len(), 7, "{r:?}");
+            assert_eq!(r[1], ("interface Gi1/0/5", ""));
+            for (k, line) in BODY.iter().enumerate() {
+                let want = if k == 2 { CREATED } else { "" };
+                assert_eq!(r[2 + k], (*line, want), "chunk {chunk}");
+            }
+            assert_eq!(r[6], ("exit", ""));
+            let mut all = vec!["interface Gi1/0/5"];
+            all.extend(BODY);
+            all.push("exit");
+            assert_eq!(seg.progress.accepted, all);
+            assert_eq!(s.mode(), Some("config"));
+        }
+    }
+
+    /// A body line refused in the middle of the write: the refusal is that line's, the
+    /// lines after it ran on the device and are listed as accepted with their own outputs,
+    /// the next port's block is never sent, and the abort leaves configuration mode with
+    /// the session usable (for the restore and the read-back).
+    #[test]
+    fn a_refused_body_line_is_its_own_and_the_lines_after_it_are_accepted() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("cisco_ios").unwrap();
+        let settings = settings(false, None);
+        for chunk in [1, 3, 4096] {
+            let replies = block_replies(&[(BODY[1], INVALID)]);
+            let (mut s, sends) = typed_ahead(p, &settings, &replies, chunk, false);
+            let seg = s.apply(&block_plan(&["Gi1/0/5", "Gi1/0/6"]), settings.deadline);
+            match &seg.result {
+                Err(SessionError::Rejected { line, indicator }) => {
+                    assert_eq!(line, BODY[1]);
+                    assert!(indicator.contains("Invalid input"), "{indicator}");
+                }
+                other => panic!("chunk {chunk}: {other:?}"),
+            }
+            let pr = &seg.progress;
+            assert_eq!(
+                pr.accepted,
+                ["interface Gi1/0/5", BODY[0], BODY[2], BODY[3], "exit"],
+                "chunk {chunk}"
+            );
+            assert_eq!(pr.rejected.as_deref(), Some(BODY[1]));
+            assert_eq!(pr.failed_at, Some(2));
+            assert_eq!(pr.accepted_at, [0, 1, 3, 4, 5]);
+            assert!(pr.in_flight.is_none() && pr.unconfirmed.is_empty());
+            assert!(pr.took_effect);
+            let r = recorded(&seg.transcript);
+            assert!(r[3].1.contains("% Invalid input"), "{r:?}");
+            assert_eq!(r[4], (BODY[2], CREATED), "chunk {chunk}");
+            assert_eq!(
+                r.iter().filter(|(_, o)| o.contains("Invalid")).count(),
+                1,
+                "the refusal is under its own line only: {r:?}"
+            );
+            assert_eq!(r.last().map(|c| c.0), Some("end"), "{r:?}");
+            assert!(
+                !sends.borrow().iter().any(|w| w.contains("Gi1/0/6")),
+                "no block after a refused one: {:?}",
+                sends.borrow()
+            );
+            assert!(s.healthy());
+            assert_eq!(s.mode(), Some("privileged"));
+        }
+    }
+
+    /// The `interface` line refused (its prompt is still the global configuration mode):
+    /// not one body line is typed, so none runs in the global configuration context. An
+    /// `interface` line answered without an error but without the sub-mode is stopped the
+    /// same way, as an unexpected mode.
+    #[test]
+    fn a_refused_interface_line_never_sends_the_body() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("cisco_ios").unwrap();
+        let settings = settings(false, None);
+        let refused = "% Invalid input detected at '^' marker.\r\nleaf1(config)#";
+        for (answer, rejected) in [(refused, true), ("leaf1(config)#", false)] {
+            let replies = block_replies(&[("interface Gi1/0/5", answer)]);
+            let (mut s, sends) = typed_ahead(p, &settings, &replies, 1, false);
+            let seg = s.apply(&block_plan(&["Gi1/0/5"]), settings.deadline);
+            match (&seg.result, rejected) {
+                (Err(SessionError::Rejected { line, .. }), true) => {
+                    assert_eq!(line, "interface Gi1/0/5");
+                    assert_eq!(seg.progress.rejected.as_deref(), Some("interface Gi1/0/5"));
+                    assert!(seg.progress.accepted.is_empty());
+                    assert!(!seg.progress.took_effect);
+                }
+                (Err(SessionError::UnexpectedMode { line, actual, .. }), false) => {
+                    assert_eq!(line, "interface Gi1/0/5");
+                    assert_eq!(actual, "config");
+                }
+                (other, _) => panic!("{answer:?}: {other:?}"),
+            }
+            let written = sends.borrow().join("");
+            for l in BODY {
+                assert!(!written.contains(l), "{l:?} was typed: {written:?}");
+            }
+            assert_eq!(
+                recorded(&seg.transcript)
+                    .iter()
+                    .map(|c| c.0)
+                    .collect::<Vec<_>>(),
+                ["configure terminal", "interface Gi1/0/5", "end"]
+            );
+        }
+    }
+
+    /// The device stops answering in the middle of the block: the line awaited is in
+    /// flight, the lines typed ahead behind it are unconfirmed (they may have run), all of
+    /// them recorded as sent without output, and the session is not used again.
+    #[test]
+    fn a_timeout_mid_block_leaves_the_unanswered_lines_unconfirmed() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("cisco_ios").unwrap();
+        let settings = settings(false, None);
+        for chunk in [1, 4096] {
+            let replies = block_replies(&[
+                (BODY[2], "(silent)"),
+                (BODY[3], "(silent)"),
+                ("exit", "(silent)"),
+            ]);
+            let (mut s, _) = typed_ahead(p, &settings, &replies, chunk, false);
+            let seg = s.apply(&block_plan(&["Gi1/0/5"]), settings.deadline);
+            match &seg.result {
+                Err(SessionError::Timeout { awaited, .. }) => {
+                    assert!(awaited.contains(BODY[2]), "{awaited}")
+                }
+                other => panic!("chunk {chunk}: {other:?}"),
+            }
+            let pr = &seg.progress;
+            assert_eq!(pr.accepted, ["interface Gi1/0/5", BODY[0], BODY[1]]);
+            assert_eq!(pr.in_flight.as_deref(), Some(BODY[2]));
+            assert_eq!(pr.unconfirmed, [BODY[3], "exit"]);
+            assert!(pr.took_effect);
+            let r = recorded(&seg.transcript);
+            assert_eq!(&r[4..7], [(BODY[2], ""), (BODY[3], ""), ("exit", "")]);
+            assert!(!s.healthy());
+        }
+    }
+
+    /// A device that echoes the block's lines as they arrive (a tty's ECHO) never shows a
+    /// prompt followed by the next line's echo: the write times out on its first line and
+    /// no body line is given another line's output.
+    #[test]
+    fn a_kernel_echo_device_fails_a_block_cleanly_without_misattributing() {
+        let cat = Catalog::builtin().unwrap();
+        let mut q = cat.get("cisco_ios").unwrap().clone();
+        q.on_open.clear();
+        let settings = settings(false, None);
+        for chunk in [1, 4096] {
+            let (mut s, _) = typed_ahead(&q, &settings, &block_replies(&[]), chunk, true);
+            let seg = s.apply(&block_plan(&["Gi1/0/5"]), settings.deadline);
+            match &seg.result {
+                Err(SessionError::Timeout { awaited, .. }) => {
+                    assert!(awaited.contains(BODY[0]), "{awaited}")
+                }
+                other => panic!("chunk {chunk}: {other:?}"),
+            }
+            let pr = &seg.progress;
+            assert_eq!(pr.accepted, ["interface Gi1/0/5"]);
+            assert_eq!(pr.in_flight.as_deref(), Some(BODY[0]));
+            assert_eq!(pr.unconfirmed, [BODY[1], BODY[2], BODY[3], "exit"]);
+            let r = recorded(&seg.transcript);
+            assert!(r[2..7].iter().all(|c| c.1.is_empty()), "{r:?}");
+        }
+    }
+
     #[test]
     fn cleaner_strips_ansi_cr_and_backspaces() {
         let mut c = Cleaner::default();
@@ -1458,7 +1765,10 @@ mod tests {
     fn describe_failure_keeps_the_message_before_a_summary_and_the_detail_under_a_heading() {
         let re = |p: &[&str]| -> Vec<Pattern> {
             p.iter()
-                .map(|p| crate::catalog::pattern::compile(p).unwrap())
+                .map(|p| {
+                    crate::catalog::pattern::compile(p, crate::catalog::pattern::Syntax::Check)
+                        .unwrap()
+                })
                 .collect()
         };
         let junos = "[edit interfaces ge-0/0/5 unit 0 family ethernet-switching vlan]\n  'members 130'\n    No vlan matches vlan tag 130 for interface ge-0/0/5.0\nerror: configuration check-out failed\n";

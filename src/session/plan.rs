@@ -10,6 +10,12 @@ pub struct Line {
     pub text: String,
     /// Exec platforms: the argument vector, each element one rendered template token.
     pub argv: Option<Vec<String>>,
+    /// This line enters a configuration sub-mode (`interface X`): how many of the lines
+    /// after it make up the block, its closing line (back to the mode the line was typed
+    /// in) last. 0: not a block's opening line. Set by the driver from the templates it
+    /// rendered (`port_enter` ... `port_exit`); a `type_ahead` CLI session sends a block's
+    /// lines after its opening one in one write.
+    pub opens: usize,
 }
 
 impl Line {
@@ -18,6 +24,7 @@ impl Line {
         Line {
             text: text.into(),
             argv: None,
+            opens: 0,
         }
     }
 
@@ -27,6 +34,7 @@ impl Line {
         Line {
             text: shell_join(&argv),
             argv: Some(argv),
+            opens: 0,
         }
     }
 
@@ -35,6 +43,7 @@ impl Line {
         Line {
             text: text.to_string(),
             argv: Some(text.split_whitespace().map(str::to_string).collect()),
+            opens: 0,
         }
     }
 }
@@ -55,6 +64,17 @@ impl Plan {
             lines: lines.iter().map(|l| Line::cli(*l)).collect(),
             warnings: Vec::new(),
         }
+    }
+
+    /// Marks `lines[at]` as opening a block of the `len` lines after it (its closing line
+    /// last); ignored where the plan has fewer lines after it.
+    pub fn block(mut self, at: usize, len: usize) -> Plan {
+        if at + len < self.lines.len() {
+            if let Some(l) = self.lines.get_mut(at) {
+                l.opens = len;
+            }
+        }
+        self
     }
 }
 

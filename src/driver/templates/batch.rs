@@ -348,13 +348,15 @@ fn apply_combined(
     share(works, segment.transcript, &owned, queue);
     let commit = &works[queue[0]].tp.platform.commit;
     let p = segment.progress;
+    // Each accepted line by its place in the combined plan: a request's own lines, and the
+    // commit (after every request's lines) for all. On a `type_ahead` CLI lines after a
+    // refused one in its interface block are accepted too; they are the refused request's.
     let own_accepted = |i: usize| -> Vec<String> {
-        owned
+        p.accepted_at
             .iter()
             .zip(&p.accepted)
-            .filter(|((o, _), _)| *o == i)
+            .filter(|(at, _)| owners.get(**at).is_none_or(|o| *o == i))
             .map(|(_, a)| a.clone())
-            .chain(p.accepted.iter().filter(|a| commit.contains(a)).cloned())
             .collect()
     };
     let e = match segment.result {
@@ -372,9 +374,9 @@ fn apply_combined(
         }
         Err(e) => e,
     };
-    let failed_at = (p.rejected.is_some() || p.in_flight.is_some())
-        .then_some(p.accepted.len())
-        .filter(|n| *n < owners.len() && commit.is_empty());
+    let failed_at = p.failed_at.filter(|n| {
+        (p.rejected.is_some() || p.in_flight.is_some()) && *n < owners.len() && commit.is_empty()
+    });
     let Some(n) = failed_at else {
         // Refused where no request can be named (configuration mode, the commit) or on a
         // platform whose commit is all or nothing.
@@ -388,6 +390,7 @@ fn apply_combined(
                     accepted: own_accepted(i),
                     rejected: p.rejected.clone(),
                     in_flight: p.in_flight.clone(),
+                    unconfirmed: p.unconfirmed.clone(),
                     took_effect: p.took_effect,
                     ..Progress::default()
                 });
@@ -403,11 +406,13 @@ fn apply_combined(
         if i == culprit {
             let w = &mut works[i];
             let accepted = own_accepted(i);
-            let took_effect = !accepted.is_empty() || p.in_flight.is_some();
+            let took_effect =
+                !accepted.is_empty() || p.in_flight.is_some() || !p.unconfirmed.is_empty();
             w.progress.append(Progress {
                 accepted,
                 rejected: p.rejected.clone(),
                 in_flight: p.in_flight.clone(),
+                unconfirmed: p.unconfirmed.clone(),
                 took_effect,
                 ..Progress::default()
             });
