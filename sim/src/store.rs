@@ -1,9 +1,12 @@
 //! The state file: created on first use with the platform's default inventory,
 //! read-modify-written under an exclusive `flock` of the file itself (in place,
 //! so every waiter locks the same inode), session counting, and the transcript.
+//! Each process keeps the state in memory beside the file's bytes, and parses the file
+//! again only when they changed (see [`Store`]).
 
 use crate::model::DeviceState;
 use crate::platform::Platform;
+use std::cell::{Cell, RefCell};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -24,12 +27,36 @@ fn io_err(path: &Path, what: &str, e: std::io::Error) -> StoreError {
 }
 
 /// Where and how the device state lives.
-#[derive(Debug, Clone)]
+///
+/// A store keeps the state it last read or wrote in memory, with the exact bytes of the
+/// file it came from: each [`Store::with`] still locks and reads the file (so a change by
+/// any other process — another session, `mercury-sim show`, a test's script rewriting the
+/// JSON — is seen by the next line), but parses it only when those bytes changed, and
+/// writes it only when the line changed the state. A clone starts with an empty cache.
+#[derive(Debug)]
 pub struct Store {
     path: PathBuf,
     platform: Platform,
     hostname: Option<String>,
     vlans: Vec<u16>,
+    cache: RefCell<Option<Cached>>,
+    parses: Cell<u64>,
+    writes: Cell<u64>,
+}
+
+/// The state as last read or written, the file's bytes it was read from (or written as),
+/// and the copy the next line works on (equal to `state` unless a line changed it).
+#[derive(Debug)]
+struct Cached {
+    bytes: Vec<u8>,
+    state: DeviceState,
+    work: DeviceState,
+}
+
+impl Clone for Store {
+    fn clone(&self) -> Store {
+        Store::new(self.path.clone(), self.platform, self.hostname.clone()).with_vlans(&self.vlans)
+    }
 }
 
 impl Store {
@@ -40,6 +67,9 @@ impl Store {
             platform,
             hostname,
             vlans: Vec::new(),
+            cache: RefCell::new(None),
+            parses: Cell::new(0),
+            writes: Cell::new(0),
         }
     }
 
@@ -47,6 +77,17 @@ impl Store {
     pub fn with_vlans(mut self, vlans: &[u16]) -> Store {
         self.vlans = vlans.to_vec();
         self
+    }
+
+    /// How many times this store parsed the state file (it does only when the file's bytes
+    /// differ from those it last read or wrote).
+    pub fn parses(&self) -> u64 {
+        self.parses.get()
+    }
+
+    /// How many times this store wrote the state file (only when a line changed the state).
+    pub fn writes(&self) -> u64 {
+        self.writes.get()
     }
 
     /// Lock the file, load (or create) the state, run `f`, write back if it
@@ -61,30 +102,58 @@ impl Store {
             .map_err(|e| io_err(&self.path, "cannot open state file", e))?;
         file.lock()
             .map_err(|e| io_err(&self.path, "cannot lock state file", e))?;
-        let mut text = String::new();
-        file.read_to_string(&mut text)
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
             .map_err(|e| io_err(&self.path, "cannot read state file", e))?;
-        let (mut state, mut dirty) = if text.trim().is_empty() {
-            (self.platform.shipped_with(&self.vlans), true)
-        } else {
-            let st: DeviceState = first_value(&text).map_err(|e| {
-                StoreError(format!(
-                    "state file {} is not valid: {e}",
-                    self.path.display()
-                ))
-            })?;
-            (st, false)
+        let mut cache = self.cache.borrow_mut();
+        // The file as this store last saw it: the state in memory is the file's.
+        let known = cache.as_ref().is_some_and(|c| c.bytes == bytes);
+        let mut dirty = false;
+        if !known {
+            let state = if bytes.iter().all(u8::is_ascii_whitespace) {
+                dirty = true;
+                self.platform.shipped_with(&self.vlans)
+            } else {
+                self.parses.set(self.parses.get() + 1);
+                first_value(&bytes).map_err(|e| {
+                    *cache = None;
+                    StoreError(format!(
+                        "state file {} is not valid: {e}",
+                        self.path.display()
+                    ))
+                })?
+            };
+            *cache = Some(Cached {
+                bytes,
+                work: state.clone(),
+                state,
+            });
+        }
+        let Some(cached) = cache.as_mut() else {
+            return Err(StoreError("state cache lost".into()));
         };
+        let work = &mut cached.work;
         if let Some(h) = &self.hostname {
-            if &state.hostname != h {
-                state.hostname = h.clone();
+            if &work.hostname != h {
+                work.hostname = h.clone();
                 dirty = true;
             }
         }
-        let before = if dirty { None } else { Some(state.clone()) };
-        let r = f(&mut state);
-        if before.as_ref() != Some(&state) {
-            write_in_place(&mut file, &self.path, &state)?;
+        let r = f(work);
+        // Compared with the file's state in place: no copy of the state per line, only
+        // when it changed (to keep the new file's state beside the next line's copy).
+        if dirty || cached.work != cached.state {
+            // Forget the cache first: should the write fail, the next line reads the file.
+            let Some(Cached { work, .. }) = cache.take() else {
+                return Err(StoreError("state cache lost".into()));
+            };
+            let bytes = write_in_place(&mut file, &self.path, &work)?;
+            self.writes.set(self.writes.get() + 1);
+            *cache = Some(Cached {
+                bytes,
+                state: work.clone(),
+                work,
+            });
         }
         // Dropping the file releases the lock.
         drop(file);
@@ -99,7 +168,7 @@ impl Store {
         let mut text = String::new();
         file.read_to_string(&mut text).ok()?;
         drop(file);
-        let v: serde_json::Value = first_value(&text).ok()?;
+        let v: serde_json::Value = first_value(text.as_bytes()).ok()?;
         v.get("platform")?.as_str().map(str::to_string)
     }
 
@@ -154,14 +223,15 @@ fn prune_dead(st: &mut DeviceState) {
 
 /// The first JSON value of `text` (a write cut short by a kill may leave stale bytes
 /// after it).
-fn first_value<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
-    serde_json::Deserializer::from_str(text)
+fn first_value<T: serde::de::DeserializeOwned>(text: &[u8]) -> Result<T, serde_json::Error> {
+    serde_json::Deserializer::from_slice(text)
         .into_iter::<T>()
         .next()
-        .unwrap_or_else(|| serde_json::from_str(text))
+        .unwrap_or_else(|| serde_json::from_slice(text))
 }
 
-fn write_in_place(file: &mut File, path: &Path, st: &DeviceState) -> Result<(), StoreError> {
+/// Writes `st` over the file; returns the bytes the file now holds.
+fn write_in_place(file: &mut File, path: &Path, st: &DeviceState) -> Result<Vec<u8>, StoreError> {
     let mut text = serde_json::to_string_pretty(st)
         .map_err(|e| StoreError(format!("cannot encode state: {e}")))?;
     text.push('\n');
@@ -173,7 +243,8 @@ fn write_in_place(file: &mut File, path: &Path, st: &DeviceState) -> Result<(), 
         .and_then(|_| file.write_all(text.as_bytes()))
         .and_then(|_| file.set_len(text.len() as u64))
         .and_then(|_| file.flush())
-        .map_err(|e| io_err(path, "cannot write state file", e))
+        .map_err(|e| io_err(path, "cannot write state file", e))?;
+    Ok(text.into_bytes())
 }
 
 /// Milliseconds since the epoch.
@@ -263,6 +334,130 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let store = Store::new(path.clone(), Platform::CiscoIos, None);
         assert_eq!(store.with(|st| st.hostname.clone()).unwrap(), "leaf-7");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn scratch(name: &str) -> (PathBuf, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("sim-store-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("leaf.json");
+        (dir, path)
+    }
+
+    fn ios_cli() -> Box<dyn crate::cli::Cli> {
+        let env = crate::cli::Env {
+            platform: Platform::CiscoIos,
+            hostname: "leaf".into(),
+            username: "admin".into(),
+            enable_secret: None,
+            faults: crate::faults::Faults::default(),
+            model: None,
+            interactive: true,
+        };
+        Platform::CiscoIos.new_cli(&env)
+    }
+
+    /// Lines that change nothing (empty lines, `show`s) neither parse nor write the state
+    /// file again; a line that changes it writes it once, and is not parsed back.
+    #[test]
+    fn lines_that_change_nothing_neither_parse_nor_write() {
+        let (dir, path) = scratch("idle");
+        let store = Store::new(path.clone(), Platform::CiscoIos, Some("leaf".into()));
+        let mut cli = ios_cli();
+        let mut run = |line: &str| {
+            let mut out = crate::cli::Out::default();
+            store.with(|st| cli.handle(line, st, &mut out)).unwrap();
+            out.text
+        };
+        run("enable");
+        let (parses, writes) = (store.parses(), store.writes());
+        assert_eq!(writes, 1, "the new file is written once");
+        for _ in 0..50 {
+            run("");
+            assert!(run("show vlan brief").contains("default"));
+            run("show running-config");
+        }
+        assert_eq!(
+            store.parses(),
+            parses,
+            "no line re-parsed an unchanged file"
+        );
+        assert_eq!(store.writes(), writes, "no line rewrote an unchanged state");
+        run("configure terminal");
+        run("vlan 300");
+        run("name blue");
+        run("end");
+        assert!(run("show vlan brief").contains("blue"));
+        assert_eq!(store.parses(), parses, "its own writes are not parsed back");
+        assert_eq!(store.writes(), writes + 2, "vlan 300, then its name");
+        let on_disk: DeviceState =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(on_disk.running.vlans["300"].name, "blue");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Two stores on one file (two simulator processes): a change made through one is
+    /// seen by the other's next line, which parses the file once for it.
+    #[test]
+    fn a_change_by_another_store_is_seen_on_the_next_line() {
+        let (dir, path) = scratch("two");
+        let a = Store::new(path.clone(), Platform::CiscoIos, Some("leaf".into()));
+        let b = Store::new(path.clone(), Platform::CiscoIos, Some("leaf".into()));
+        let vlans = |s: &Store| s.with(|st| st.running.vlans.len()).unwrap();
+        let n = vlans(&a);
+        assert_eq!(vlans(&b), n);
+        assert_eq!(b.parses(), 1);
+        b.with(|st| {
+            st.running.vlans.insert("300".into(), Default::default());
+        })
+        .unwrap();
+        let parses = a.parses();
+        assert_eq!(vlans(&a), n + 1);
+        assert_eq!(a.parses(), parses + 1);
+        assert_eq!(vlans(&a), n + 1);
+        assert_eq!(a.parses(), parses + 1, "parsed once per change");
+        a.with(|st| {
+            st.running.vlans.remove("300");
+        })
+        .unwrap();
+        assert_eq!(vlans(&b), n);
+        // A clone (the signal handler's copy) reads the file for itself.
+        let c = a.clone();
+        assert_eq!(vlans(&c), n);
+        assert_eq!(c.parses(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A state file rewritten by another tool (a test or bench script's JSON rewrite, in
+    /// its own formatting, or with every byte count unchanged) is read on the next line.
+    #[test]
+    fn an_external_rewrite_is_picked_up() {
+        let (dir, path) = scratch("outside");
+        let store = Store::new(path.clone(), Platform::CiscoIos, Some("leaf".into()));
+        store.session_start(None).unwrap().unwrap();
+        assert_eq!(store.with(|st| st.sessions.max_seen).unwrap(), 1);
+        // Compact JSON, as python's json.dump writes it.
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        v["sessions"]["max_seen"] = 0.into();
+        std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+        assert_eq!(store.with(|st| st.sessions.max_seen).unwrap(), 0);
+        // The same length, a different state.
+        let text = std::fs::read_to_string(&path).unwrap();
+        let same_length = text.replace("\"max_seen\":0", "\"max_seen\":7");
+        assert_eq!(same_length.len(), text.len());
+        std::fs::write(&path, same_length).unwrap();
+        assert_eq!(store.with(|st| st.sessions.max_seen).unwrap(), 7);
+        // Emptied: a factory-fresh device again.
+        std::fs::write(&path, "").unwrap();
+        assert_eq!(store.with(|st| st.sessions.total).unwrap(), 0);
+        // Broken, then mended: an error, then the mended state.
+        std::fs::write(&path, "{ not json").unwrap();
+        assert!(store.with(|_| ()).is_err());
+        std::fs::write(&path, text).unwrap();
+        assert_eq!(store.with(|st| st.sessions.max_seen).unwrap(), 0);
+        store.session_end();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
