@@ -12,7 +12,7 @@
 //! - the stub jumps through its slot ([`Stub::slot`]) once the slot holds the real address;
 //! - while the slot is empty it jumps to a resolver that saves every argument register
 //!   (`%rdi %rsi %rdx %rcx %r8 %r9`, `%rax` which carries a variadic call's vector count,
-//!   `%xmm0`–`%xmm7`), calls [`bind`] (load the libraries once, `dlvsym` the function at
+//!   `%xmm0`–`%xmm7`), calls `bind` (load the libraries once, `dlvsym` the function at
 //!   the `OPENSSL_3.0.0` version the headers were compiled against, fill the slot), restores
 //!   the registers and jumps to the real function, which returns straight to the caller.
 //!
