@@ -36,16 +36,8 @@ fn openssl(libs: &[String]) -> Vec<&String> {
 /// A lab with one device reached over SSH on a port where nothing listens.
 fn unreachable_lab() -> (Lab, u16) {
     let lab = Lab::new(&[]);
-    let key = lab.path("id_ed25519");
-    common::sshd::keygen(&key, "ed25519", "");
-    common::set_mode(&key, 0o600);
-    let port = common::sshd::free_port();
-    lab.append_config(&format!(
-        "\n[devices.gone]\nplatform = \"cisco_ios\"\naddress = \"127.0.0.1\"\nport = {port}\n\
-         username = \"root\"\nkey_file = \"{}\"\n\
-         host_key = \"SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"\n",
-        key.display()
-    ));
+    let port = lab
+        .add_unreachable_ssh_device("gone", "SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
     (lab, port)
 }
 

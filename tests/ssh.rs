@@ -490,15 +490,7 @@ fn trust_on_first_use_learns_once_says_so_and_then_enforces() {
 #[test]
 fn connection_refused_is_69_naming_the_tcp_stage() {
     let lab = Lab::new(&[]);
-    let key = lab.path("id_ed25519");
-    common::sshd::keygen(&key, "ed25519", "");
-    common::set_mode(&key, 0o600);
-    let port = common::sshd::free_port();
-    lab.append_config(&format!(
-        "\n[devices.gone]\nplatform = \"cisco_ios\"\naddress = \"127.0.0.1\"\nport = {port}\nusername = \"root\"\nkey_file = \"{}\"\nhost_key = \"{}\"\n",
-        key.display(),
-        stranger_fingerprint(&lab)
-    ));
+    let port = lab.add_unreachable_ssh_device("gone", &stranger_fingerprint(&lab));
     let v = attach(&lab, "gone", "Gi1/0/5", "120").expect(69);
     let m = msg(&v);
     assert!(

@@ -449,6 +449,21 @@ impl super::Lab {
         Sshd::start(&opts)
     }
 
+    /// Adds `[devices.NAME]`, a cisco_ios device over SSH on a loopback port where nothing
+    /// listens (a fresh key file, host key pinned to `host_key`); returns the port.
+    pub fn add_unreachable_ssh_device(&self, name: &str, host_key: &str) -> u16 {
+        let key = self.path(&format!("{name}_id_ed25519"));
+        keygen(&key, "ed25519", "");
+        set_mode(&key, 0o600);
+        let port = free_port();
+        self.append_config(&format!(
+            "\n[devices.{name}]\nplatform = \"cisco_ios\"\naddress = \"127.0.0.1\"\nport = {port}\n\
+             username = \"root\"\nkey_file = \"{}\"\nhost_key = \"{host_key}\"\n",
+            key.display()
+        ));
+        port
+    }
+
     /// Adds `[devices.NAME]` reaching `sshd` over SSH; `lines` adds credentials, host keys
     /// and other keys.
     pub fn add_ssh_device(&self, name: &str, platform: &str, sshd: &Sshd, lines: &str) {
