@@ -157,11 +157,6 @@ pub fn load() -> Result<(), String> {
     Ok(())
 }
 
-/// Whether OpenSSL has been loaded in this process (for tests and diagnostics).
-pub fn loaded() -> bool {
-    HANDLES.get().is_some_and(|h| h.is_ok())
-}
-
 /// Called by the resolver's assembly with the stub's descriptor in `%rdi`; returns the real
 /// function. It cannot return an error to libssh2, so a failure (only possible for a call
 /// made before [`load`]) is printed and the process aborts.
@@ -380,7 +375,7 @@ mod tests {
     #[test]
     fn every_stub_binds_to_the_system_openssl() {
         load().unwrap();
-        assert!(loaded());
+        assert!(HANDLES.get().is_some_and(|h| h.is_ok()));
         for stub in STUBS {
             assert!(
                 !stub.slot.load(Ordering::Acquire).is_null(),
