@@ -20,6 +20,7 @@ mod bake;
 use bake::Bake;
 
 fn main() {
+    link_unwinder_statically();
     println!("cargo::rerun-if-changed=plugins.toml");
     println!("cargo::rerun-if-changed=src/catalog/raw.rs");
     println!("cargo::rerun-if-changed=build/bake.rs");
@@ -54,6 +55,23 @@ fn main() {
     let path = PathBuf::from(dir).join("builtin_catalog.rs");
     if let Err(e) = std::fs::write(&path, out) {
         fail(&format!("cannot write {}: {e}", path.display()));
+    }
+}
+
+/// On x86_64 glibc Linux, links GCC's unwinder (`libgcc_eh.a`, the static half of
+/// `libgcc_s`) into the binary, so the dynamic loader no longer maps and relocates
+/// `libgcc_s.so.1` in every process, nor runs its constructor (`__cpu_indicator_init`, a
+/// series of `cpuid` instructions, each a trap to the hypervisor on a VM: 9 % of a dry
+/// run's CPU samples). Rust's std still asks for `-lgcc_s`, but its `_Unwind_*` symbols
+/// are then already defined and the linker (`--as-needed`) drops it. Panics unwind as
+/// before (`run::guarded` catches them). `tests/linking.rs` checks both.
+fn link_unwinder_statically() {
+    let var = |k: &str| std::env::var(k).unwrap_or_default();
+    if var("CARGO_CFG_TARGET_OS") == "linux"
+        && var("CARGO_CFG_TARGET_ENV") == "gnu"
+        && var("CARGO_CFG_TARGET_ARCH") == "x86_64"
+    {
+        println!("cargo::rustc-link-lib=static:-bundle=gcc_eh");
     }
 }
 

@@ -107,7 +107,7 @@ pub struct Who {
 impl Who {
     /// Identity of this process; `caller` comes from argv only.
     pub fn current(caller: Option<String>, ssh_connection: Option<&str>) -> Who {
-        let uid = current_uid();
+        let uid = rustix::process::getuid().as_raw();
         Who {
             caller,
             ssh_client: ssh_connection
@@ -116,19 +116,11 @@ impl Who {
             http_user: None,
             http_client: None,
             tls_client: None,
-            unix_user: uid
-                .and_then(user_name)
-                .unwrap_or_else(|| uid.map(|u| u.to_string()).unwrap_or_default()),
-            uid,
+            unix_user: user_name(uid).unwrap_or_else(|| uid.to_string()),
+            uid: Some(uid),
             pid: std::process::id(),
         }
     }
-}
-
-fn current_uid() -> Option<u32> {
-    let status = fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn user_name(uid: u32) -> Option<String> {
