@@ -66,3 +66,40 @@ fn a_panic_unwinds_through_the_statically_linked_unwinder() {
         "{v}"
     );
 }
+
+/// The glibc this test runs on (the one the binary was built against: tests build
+/// natively), from `getconf GNU_LIBC_VERSION` (`glibc 2.36`).
+fn glibc() -> (u32, u32) {
+    let out = Command::new("getconf")
+        .arg("GNU_LIBC_VERSION")
+        .output()
+        .expect("getconf runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let version = text.trim().strip_prefix("glibc ").expect("glibc N.M");
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap());
+    (parts.next().unwrap(), parts.next().unwrap())
+}
+
+#[test]
+fn relative_relocations_are_packed_where_glibc_applies_them() {
+    let out = Command::new("readelf")
+        .args(["-d", "-W", env!("CARGO_BIN_EXE_mercury")])
+        .output()
+        .expect("readelf (binutils) runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("(NEEDED)"), "no dynamic section:\n{text}");
+    let packed = text.contains("(RELR)");
+    if glibc() >= (2, 36) {
+        assert!(
+            packed,
+            "built on glibc {:?} without DT_RELR:\n{text}",
+            glibc()
+        );
+    } else {
+        assert!(
+            !packed,
+            "DT_RELR on glibc {:?}, whose loader ignores it",
+            glibc()
+        );
+    }
+}
