@@ -900,3 +900,66 @@ fn a_refused_line_in_a_junos_batch_leaves_the_others_applied_on_their_own() {
     }
     assert_ne!(state["running"]["ports"]["ge-0/0/3"]["access_vlan"], 150);
 }
+
+/// Issue 18: by default one holder serves a burst larger than the earlier cap of 64
+/// requests (`[coalesce] max_batch`, now 256) in its one session. 80 requests spool behind
+/// a held lock (the switch made a two-member stack so each has its own port); when the lock
+/// is released, one of them becomes the holder and applies the 79 others. Counted by the
+/// device: one session more, never two at once, every port in its VLAN and saved. With a
+/// cap of 64 the last 15 would need a second holder and a second login.
+#[test]
+fn a_burst_above_64_requests_is_served_in_one_session_by_default() {
+    const N: usize = 80;
+    let lab = Lab::new(&[SimDevice::new("leaf", "cisco_ios")]);
+    add_vlans(&lab, "leaf", &[120]);
+    let state_file = lab.path("leaf.json");
+    let mut s: Value =
+        serde_json::from_str(&std::fs::read_to_string(&state_file).unwrap()).unwrap();
+    for place in ["running", "saved"] {
+        let ports = s[place]["ports"].as_object_mut().unwrap();
+        let template = ports["GigabitEthernet1/0/1"].clone();
+        for i in 1..=48 {
+            ports.insert(format!("GigabitEthernet2/0/{i}"), template.clone());
+        }
+    }
+    std::fs::write(&state_file, s.to_string()).unwrap();
+    let port = |j: usize| format!("Gi{}/0/{}", j / 48 + 1, j % 48 + 1);
+    let before = lab.state("leaf")["sessions"]["total"].as_u64().unwrap();
+
+    let slot = hold_lock(&lab, "leaf");
+    let mut children = Vec::new();
+    for j in 0..N {
+        let id = format!("big-{j}");
+        children.push((id.clone(), attach(&lab, "leaf", &port(j), 120, &id)));
+    }
+    wait_for_spooled(&lab, "leaf", N);
+    drop(slot);
+
+    let mut holders = Vec::new();
+    for (id, child) in children {
+        let pid = child.id();
+        let ran = common::finish(child);
+        let v = assert_own_result(&lab, &id, pid, &ran, 0);
+        assert_eq!(v["changed"], true, "{id}: {v}");
+        if v["data"]["coalesced"]["role"] == "holder" {
+            holders.push(v);
+        }
+    }
+    assert_eq!(holders.len(), 1, "one holder for the whole burst");
+    let served = holders[0]["data"]["coalesced"]["served"]
+        .as_array()
+        .unwrap();
+    assert_eq!(served.len(), N - 1, "{}", holders[0]);
+    let state = lab.state("leaf");
+    assert_eq!(state["sessions"]["max_seen"], 1, "one session at a time");
+    assert_eq!(
+        state["sessions"]["total"].as_u64().unwrap() - before,
+        1,
+        "the burst took one login"
+    );
+    for j in 0..N {
+        let name = format!("GigabitEthernet{}/0/{}", j / 48 + 1, j % 48 + 1);
+        assert_eq!(state["saved"]["ports"][&name]["access_vlan"], 120, "{name}");
+    }
+    assert_eq!(spool_files(&lab, "leaf", ""), 0, "spool not empty");
+}

@@ -419,7 +419,11 @@ impl Config {
         let lock = build_lock(raw.lock, &resolve).map_err(|(k, m)| invalid(&["lock", &k], m))?;
         let coalesce = CoalesceSettings {
             enabled: raw.coalesce.enabled.unwrap_or(true),
-            max_batch: match raw.coalesce.max_batch.unwrap_or(64) {
+            max_batch: match raw
+                .coalesce
+                .max_batch
+                .unwrap_or(CoalesceSettings::default().max_batch)
+            {
                 n @ 0..=1024 => n,
                 _ => return Err(invalid(&["coalesce", "max_batch"], "must be 0-1024".into())),
             },
