@@ -19,6 +19,9 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+mod small;
+use small::Small;
+
 const WORD: &str = "0-9A-Za-z_";
 const DIGIT: &str = "0-9";
 const SPACE: &str = r"\t\n\x0B\x0C\r ";
@@ -104,6 +107,9 @@ pub struct Pattern {
     /// size limit (only a plugins.d file can have one; `mercury check` refuses it). It
     /// matches nothing.
     compiled: OnceLock<Result<Regex, String>>,
+    /// The pattern's [`Small`] form, worked out on the first `is_match` (`None`: it uses
+    /// syntax beyond the small matcher's; the regex answers).
+    small: OnceLock<Option<Small>>,
 }
 
 impl Pattern {
@@ -112,9 +118,21 @@ impl Pattern {
         &self.source
     }
 
-    /// Whether the automaton has been built.
+    /// Whether the automaton has been built (the regex crate's, or the small matcher's).
     pub fn is_built(&self) -> bool {
-        self.compiled.get().is_some()
+        self.compiled.get().is_some() || self.small.get().is_some_and(Option::is_some)
+    }
+
+    /// Whether `is_match` is answered by the small matcher (module `small`); asking works
+    /// the small form out, so the pattern then counts as built if it is small.
+    pub fn is_small(&self) -> bool {
+        self.small().is_some()
+    }
+
+    fn small(&self) -> Option<&Small> {
+        self.small
+            .get_or_init(|| Small::parse(&self.source))
+            .as_ref()
     }
 
     /// Builds the automaton now (the lint and `mercury check` do, for every pattern).
@@ -135,9 +153,13 @@ impl Pattern {
         }
     }
 
-    /// [`Regex::is_match`].
+    /// [`Regex::is_match`]; answered without the regex crate when the pattern is small
+    /// (module `small`: port numbers, most failure lines).
     pub fn is_match(&self, text: &str) -> bool {
-        self.regex().is_some_and(|r| r.is_match(text))
+        match self.small() {
+            Some(s) => s.is_match(text),
+            None => self.regex().is_some_and(|r| r.is_match(text)),
+        }
     }
 
     /// [`Regex::find`].
@@ -182,6 +204,7 @@ pub(crate) fn compile(source: &str, syntax: Syntax) -> Result<Pattern, String> {
     Ok(Pattern {
         source,
         compiled: OnceLock::new(),
+        small: OnceLock::new(),
     })
 }
 
