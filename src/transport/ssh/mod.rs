@@ -296,6 +296,24 @@ impl AsFd for Sock {
 }
 
 impl Sock {
+    /// Asks the kernel to acknowledge what arrives next at once (`TCP_QUICKACK`) instead of
+    /// delaying the ACK for up to 40 ms in the hope of piggybacking it on a reply.
+    ///
+    /// Why: an OpenSSH server has Nagle's algorithm on until it starts a PTY or command, so
+    /// a small packet it sends while an earlier one is unacknowledged waits for our ACK.
+    /// Right after authentication sshd sends an unsolicited `hostkeys-00@openssh.com`
+    /// message that we do not answer, and then the confirmation of the channel we opened:
+    /// with a delayed ACK that confirmation sat in the server for 40-45 ms (`tcpdump` of
+    /// the bench, docs/proof.md). Linux falls back into delayed ACKs after we send, so this
+    /// is set again before every wait for input. Not a security setting; a failure (not a
+    /// TCP socket, not Linux) only loses the speed-up.
+    fn ack_promptly(&self) {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        if let Sock::Tcp(s) = self {
+            let _ = rustix::net::sockopt::set_tcp_quickack(s, true);
+        }
+    }
+
     fn try_clone(&self) -> std::io::Result<Sock> {
         Ok(match self {
             Sock::Tcp(s) => Sock::Tcp(s.try_clone()?),
@@ -379,6 +397,9 @@ impl Link {
             BlockDirections::Both => PollFlags::IN | PollFlags::OUT,
             BlockDirections::Inbound | BlockDirections::None => PollFlags::IN,
         };
+        if flags.contains(PollFlags::IN) {
+            self.sock.ack_promptly();
+        }
         poll_one(&self.sock, flags, deadline).map_err(Fail::Io)?;
         if Instant::now() >= deadline {
             return Err(Fail::Timeout(started.elapsed()));
@@ -1212,6 +1233,33 @@ mod tests {
             "{:?}",
             check(&jump)
         );
+    }
+
+    /// The server's small packets must not wait for a delayed ACK of ours (see
+    /// [`Sock::ack_promptly`]): every wait for input turns quick ACKs back on, since Linux
+    /// turns them off again once we have sent something.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn every_wait_for_input_asks_for_quick_acks() {
+        load_openssl().unwrap();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let tcp = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        // As libssh2 leaves it after its handshake.
+        tcp.set_nonblocking(true).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        let link = Link::new(Sock::Tcp(tcp), "test".into(), None).unwrap();
+        // What Linux does after we send: ACKs delayed again.
+        rustix::net::sockopt::set_tcp_quickack(&link.sock, false).unwrap();
+        assert!(!rustix::net::sockopt::tcp_quickack(&link.sock).unwrap());
+        let now = Instant::now();
+        // Nothing arrives: the wait ends at its deadline.
+        assert!(matches!(
+            link.wait(now, now + Duration::from_millis(1)),
+            Err(Fail::Timeout(_))
+        ));
+        assert!(rustix::net::sockopt::tcp_quickack(&link.sock).unwrap());
+        // The goodbye of a dropped link waits for the peer to close.
+        drop(server);
     }
 
     #[test]
