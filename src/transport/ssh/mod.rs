@@ -868,6 +868,38 @@ fn authenticate(
         },
     };
     let s = &link.session;
+    let mut tried: Vec<String> = Vec::new();
+    // A key is tried first, without asking which methods the server offers: the question
+    // (a `none` request) is a round trip of its own, which a key login does not need. The
+    // methods are asked for only when the key did not do (for the password and for the
+    // message), so a refusal still names what the server accepts.
+    let mut key_refused = false;
+    if let Some(key) = &creds.key_file {
+        match link.retry(deadline, || {
+            s.userauth_pubkey_file(&hop.user, None, key, creds.passphrase.as_deref())
+        }) {
+            Ok(()) => {
+                log::debug!("ssh {who}: authenticated (publickey)");
+                return Ok(());
+            }
+            Err(f) if matches!(f.code(), Some(AUTH_FAILED | PUBKEY_UNVERIFIED)) => {
+                key_refused = true;
+            }
+            Err(f) if matches!(f.code(), Some(FILE_ERROR | KEYFILE_AUTH_FAILED)) => {
+                return Err(TransportError::Config(format!(
+                    "{stage}: cannot use key_file {}: {}{}",
+                    key.display(),
+                    f.message(),
+                    if creds.passphrase.is_some() {
+                        " (is passphrase_file right?)"
+                    } else {
+                        " (encrypted? set passphrase_file)"
+                    }
+                )))
+            }
+            Err(f) => return Err(timeout(f)),
+        }
+    }
     let offered = link
         .retry(deadline, || s.auth_methods(&hop.user).map(str::to_string))
         .or_else(|f| {
@@ -883,37 +915,12 @@ fn authenticate(
     }
     log::debug!("ssh {who}: server offers {offered}");
     let offers = |m: &str| offered.split(',').any(|o| o == m);
-    let mut tried: Vec<String> = Vec::new();
-
-    if let Some(key) = &creds.key_file {
-        if offers("publickey") {
-            match link.retry(deadline, || {
-                s.userauth_pubkey_file(&hop.user, None, key, creds.passphrase.as_deref())
-            }) {
-                Ok(()) => {
-                    log::debug!("ssh {who}: authenticated (publickey)");
-                    return Ok(());
-                }
-                Err(f) if matches!(f.code(), Some(AUTH_FAILED | PUBKEY_UNVERIFIED)) => {
-                    tried.push(format!("publickey ({} refused)", key.display()))
-                }
-                Err(f) if matches!(f.code(), Some(FILE_ERROR | KEYFILE_AUTH_FAILED)) => {
-                    return Err(TransportError::Config(format!(
-                        "{stage}: cannot use key_file {}: {}{}",
-                        key.display(),
-                        f.message(),
-                        if creds.passphrase.is_some() {
-                            " (is passphrase_file right?)"
-                        } else {
-                            " (encrypted? set passphrase_file)"
-                        }
-                    )))
-                }
-                Err(f) => return Err(timeout(f)),
-            }
+    if let (Some(key), true) = (&creds.key_file, key_refused) {
+        tried.push(if offers("publickey") {
+            format!("publickey ({} refused)", key.display())
         } else {
-            tried.push("publickey (not offered)".into());
-        }
+            "publickey (not offered)".into()
+        });
     }
     if let Some(password) = &creds.password {
         if offers("password") {
