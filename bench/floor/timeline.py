@@ -4,7 +4,8 @@ packets on the loopback (tcpdump) and the process's own start and end, interleav
 medians. Nothing is attached to the measured process (no strace, no logging), so the
 phases are the ones it has when it is not watched.
 
-  timeline.py --config CFG --port PORT --key KEY --floor SSH_FLOOR --runs N NAME=MERCURY...
+  timeline.py --config CFG --port PORT --key KEY --floor SSH_FLOOR [--quickack-floor]
+              --runs N NAME=MERCURY...
 
 For each run the child takes the wall-clock time just before it execs (the process's
 start), the parent the time at which wait4 returns (its end); tcpdump (started once for all
@@ -106,9 +107,12 @@ def main():
     ap.add_argument("--key", required=True)
     ap.add_argument("--floor", required=True)
     ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--quickack-floor", action="store_true",
+                    help="also the floor with quick ACKs (ssh-floor --quickack)")
     ap.add_argument("bins", nargs="+", help="NAME=PATH of a mercury binary")
     a = ap.parse_args()
     bins = dict(b.split("=", 1) for b in a.bins)
+    floors = [("floor", [])] + ([("floor --quickack", ["--quickack"])] if a.quickack_floor else [])
     with tempfile.TemporaryDirectory() as tmp:
         pcap = os.path.join(tmp, "lo.pcap")
         dump = subprocess.Popen(["tcpdump", "-i", "lo", "-n", "-U", "-s", "128", "-w", pcap,
@@ -125,9 +129,10 @@ def main():
                                  "--reason", "bench"])
                 runs.append((name, "mercury", s, e, c))
                 time.sleep(0.05)
-            s, e, c = spawn([a.floor, "127.0.0.1", str(a.port), "root", a.key, "true"])
-            runs.append(("floor", "floor", s, e, c))
-            time.sleep(0.05)
+            for name, extra in floors:
+                s, e, c = spawn([a.floor] + extra + ["127.0.0.1", str(a.port), "root", a.key, "true"])
+                runs.append((name, "floor", s, e, c))
+                time.sleep(0.05)
         time.sleep(0.5)
         dump.terminate()
         dump.wait()
@@ -145,7 +150,7 @@ def main():
             bad.setdefault(name, []).append(why)
             continue
         cols.setdefault(name, []).append(ph)
-    names = list(bins) + ["floor"]
+    names = list(bins) + [f for f, _ in floors]
     rows = []
     for col in names:
         for ph in cols.get(col, []):
