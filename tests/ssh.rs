@@ -208,6 +208,46 @@ fn encrypted_key_with_a_passphrase_file() {
     assert!(!msg(&v).contains("battery"), "secret in message: {v}");
 }
 
+/// A key login asks the server nothing before it offers the key: the `none` request that
+/// lists the server's methods is a round trip of its own (issue 18), asked only when the key
+/// did not do. Counted from sshd's own log of the authentication requests it received.
+#[test]
+fn a_key_login_sends_no_request_before_the_key() {
+    require_sshd!();
+    let lab = Lab::new(&[]);
+    let opts = SshdOptions {
+        extra: "LogLevel DEBUG1\n".into(),
+        ..SshdOptions::default()
+    };
+    let sshd = lab.sshd_for("leaf", "cisco_ios", &[], opts);
+    let key = sshd.user_key("id_ed25519", "ed25519", "");
+    lab.add_ssh_device(
+        "leaf",
+        "cisco_ios",
+        &sshd,
+        &format!(
+            "username = \"root\"\nkey_file = \"{}\"\nhost_key = \"{}\"\n",
+            key.display(),
+            sshd.fingerprint
+        ),
+    );
+    add_vlan(&lab, "leaf", "120");
+    let log = sshd.log();
+    let methods: Vec<&str> = log
+        .lines()
+        .filter_map(|l| {
+            l.split("userauth-request for user root service ssh-connection method ")
+                .nth(1)
+        })
+        .map(|rest| rest.split_whitespace().next().unwrap_or(""))
+        .collect();
+    assert!(
+        !methods.is_empty(),
+        "sshd logged no authentication request:\n{log}"
+    );
+    assert!(methods.iter().all(|m| *m == "publickey"), "{methods:?}");
+}
+
 #[test]
 fn a_key_the_server_does_not_accept_is_77_naming_the_methods() {
     require_sshd!();
@@ -229,7 +269,13 @@ fn a_key_the_server_does_not_accept_is_77_naming_the_methods() {
     let v = attach(&lab, "leaf-stranger", "Gi1/0/5", "120").expect(77);
     let m = msg(&v);
     assert!(m.starts_with("authentication as root@127.0.0.1:"), "{m}");
-    assert!(m.contains("publickey"), "{m}");
+    // The key was refused, and the methods were asked for after it to say what the server
+    // accepts.
+    assert!(
+        m.contains(&format!("tried publickey ({} refused)", stranger.display())),
+        "{m}"
+    );
+    assert!(m.contains("the server accepts publickey"), "{m}");
     assert!(lab.transcript("leaf").is_empty(), "the device was reached");
 }
 

@@ -10,7 +10,15 @@
 //! ssh-floor HOST PORT USER KEY [COMMAND]      # one exec, prints elapsed ms
 //! ssh-floor --rtt N HOST PORT USER KEY        # PTY shell: N empty lines, each awaiting the
 //!                                             # prompt; prints the mean ms per line
+//! ssh-floor --quickack HOST PORT USER KEY [COMMAND]
+//!                                             # the exec floor, non-blocking, with
+//!                                             # TCP_QUICKACK set before every wait as
+//!                                             # Mercury does (docs/ssh.md)
 //! ```
+//!
+//! Without `--quickack` the floor is plain blocking libssh2, which pays the ~40 ms stall of
+//! sshd's Nagle against our delayed ACK after authentication (docs/proof.md, issue 18); the
+//! `--quickack` floor is the one to compare with a Mercury that avoids it.
 //!
 //! Run by `bench/ssh/run`; not a test.
 
@@ -52,8 +60,75 @@ fn until_prompt(ch: &mut ssh2::Channel) -> Result<(), Box<dyn Error>> {
     }
 }
 
+/// Calls `f` until libssh2 stops saying "would block", asking for quick ACKs and polling
+/// the socket in between (what `--quickack` measures).
+fn nb<T>(
+    s: &Session,
+    tcp: &TcpStream,
+    mut f: impl FnMut() -> Result<T, ssh2::Error>,
+) -> Result<T, Box<dyn Error>> {
+    loop {
+        match f() {
+            Ok(v) => return Ok(v),
+            Err(e) if e.code() == ssh2::ErrorCode::Session(-37) => wait(s, tcp)?,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+fn wait(s: &Session, tcp: &TcpStream) -> Result<(), Box<dyn Error>> {
+    use rustix::event::{poll, PollFd, PollFlags};
+    let flags = match s.block_directions() {
+        ssh2::BlockDirections::Outbound => PollFlags::OUT,
+        ssh2::BlockDirections::Both => PollFlags::IN | PollFlags::OUT,
+        _ => PollFlags::IN,
+    };
+    if flags.contains(PollFlags::IN) {
+        rustix::net::sockopt::set_tcp_quickack(tcp, true)?;
+    }
+    poll(&mut [PollFd::new(tcp, flags)], None)?;
+    Ok(())
+}
+
+/// The exec floor, non-blocking with quick ACKs.
+fn quickack(host: &str, port: u16, user: &str, key: &str, cmd: &str) -> Result<(), Box<dyn Error>> {
+    let started = Instant::now();
+    mercury::transport::ssh::load_openssl()?;
+    let tcp = TcpStream::connect((host, port))?;
+    tcp.set_nodelay(true)?;
+    let mut s = Session::new()?;
+    s.set_tcp_stream(tcp.try_clone()?);
+    s.set_blocking(false);
+    let mut h = s.clone();
+    nb(&s, &tcp, || h.handshake())?;
+    nb(&s, &tcp, || {
+        s.userauth_pubkey_file(user, None, Path::new(key), None)
+    })?;
+    let mut ch = nb(&s, &tcp, || s.channel_session())?;
+    nb(&s, &tcp, || ch.exec(cmd))?;
+    let mut buf = [0u8; 4096];
+    loop {
+        match ch.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait(&s, &tcp)?,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    nb(&s, &tcp, || ch.wait_close())?;
+    println!("{:.3}", started.elapsed().as_secs_f64() * 1000.0);
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--quickack") {
+        let [_, host, port, user, key, rest @ ..] = args.as_slice() else {
+            return Err("usage: ssh-floor --quickack HOST PORT USER KEY [COMMAND]".into());
+        };
+        let cmd = rest.first().map(String::as_str).unwrap_or("true");
+        return quickack(host, port.parse()?, user, key, cmd);
+    }
     let rtt = if args.first().map(String::as_str) == Some("--rtt") {
         let n: u32 = args.get(1).ok_or("--rtt N")?.parse()?;
         args.drain(..2);

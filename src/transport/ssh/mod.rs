@@ -296,6 +296,24 @@ impl AsFd for Sock {
 }
 
 impl Sock {
+    /// Asks the kernel to acknowledge what arrives next at once (`TCP_QUICKACK`) instead of
+    /// delaying the ACK for up to 40 ms in the hope of piggybacking it on a reply.
+    ///
+    /// Why: an OpenSSH server has Nagle's algorithm on until it starts a PTY or command, so
+    /// a small packet it sends while an earlier one is unacknowledged waits for our ACK.
+    /// Right after authentication sshd sends an unsolicited `hostkeys-00@openssh.com`
+    /// message that we do not answer, and then the confirmation of the channel we opened:
+    /// with a delayed ACK that confirmation sat in the server for 40-45 ms (`tcpdump` of
+    /// the bench, docs/proof.md). Linux falls back into delayed ACKs after we send, so this
+    /// is set again before every wait for input. Not a security setting; a failure (not a
+    /// TCP socket, not Linux) only loses the speed-up.
+    fn ack_promptly(&self) {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        if let Sock::Tcp(s) = self {
+            let _ = rustix::net::sockopt::set_tcp_quickack(s, true);
+        }
+    }
+
     fn try_clone(&self) -> std::io::Result<Sock> {
         Ok(match self {
             Sock::Tcp(s) => Sock::Tcp(s.try_clone()?),
@@ -379,6 +397,9 @@ impl Link {
             BlockDirections::Both => PollFlags::IN | PollFlags::OUT,
             BlockDirections::Inbound | BlockDirections::None => PollFlags::IN,
         };
+        if flags.contains(PollFlags::IN) {
+            self.sock.ack_promptly();
+        }
         poll_one(&self.sock, flags, deadline).map_err(Fail::Io)?;
         if Instant::now() >= deadline {
             return Err(Fail::Timeout(started.elapsed()));
@@ -847,6 +868,38 @@ fn authenticate(
         },
     };
     let s = &link.session;
+    let mut tried: Vec<String> = Vec::new();
+    // A key is tried first, without asking which methods the server offers: the question
+    // (a `none` request) is a round trip of its own, which a key login does not need. The
+    // methods are asked for only when the key did not do (for the password and for the
+    // message), so a refusal still names what the server accepts.
+    let mut key_refused = false;
+    if let Some(key) = &creds.key_file {
+        match link.retry(deadline, || {
+            s.userauth_pubkey_file(&hop.user, None, key, creds.passphrase.as_deref())
+        }) {
+            Ok(()) => {
+                log::debug!("ssh {who}: authenticated (publickey)");
+                return Ok(());
+            }
+            Err(f) if matches!(f.code(), Some(AUTH_FAILED | PUBKEY_UNVERIFIED)) => {
+                key_refused = true;
+            }
+            Err(f) if matches!(f.code(), Some(FILE_ERROR | KEYFILE_AUTH_FAILED)) => {
+                return Err(TransportError::Config(format!(
+                    "{stage}: cannot use key_file {}: {}{}",
+                    key.display(),
+                    f.message(),
+                    if creds.passphrase.is_some() {
+                        " (is passphrase_file right?)"
+                    } else {
+                        " (encrypted? set passphrase_file)"
+                    }
+                )))
+            }
+            Err(f) => return Err(timeout(f)),
+        }
+    }
     let offered = link
         .retry(deadline, || s.auth_methods(&hop.user).map(str::to_string))
         .or_else(|f| {
@@ -862,37 +915,12 @@ fn authenticate(
     }
     log::debug!("ssh {who}: server offers {offered}");
     let offers = |m: &str| offered.split(',').any(|o| o == m);
-    let mut tried: Vec<String> = Vec::new();
-
-    if let Some(key) = &creds.key_file {
-        if offers("publickey") {
-            match link.retry(deadline, || {
-                s.userauth_pubkey_file(&hop.user, None, key, creds.passphrase.as_deref())
-            }) {
-                Ok(()) => {
-                    log::debug!("ssh {who}: authenticated (publickey)");
-                    return Ok(());
-                }
-                Err(f) if matches!(f.code(), Some(AUTH_FAILED | PUBKEY_UNVERIFIED)) => {
-                    tried.push(format!("publickey ({} refused)", key.display()))
-                }
-                Err(f) if matches!(f.code(), Some(FILE_ERROR | KEYFILE_AUTH_FAILED)) => {
-                    return Err(TransportError::Config(format!(
-                        "{stage}: cannot use key_file {}: {}{}",
-                        key.display(),
-                        f.message(),
-                        if creds.passphrase.is_some() {
-                            " (is passphrase_file right?)"
-                        } else {
-                            " (encrypted? set passphrase_file)"
-                        }
-                    )))
-                }
-                Err(f) => return Err(timeout(f)),
-            }
+    if let (Some(key), true) = (&creds.key_file, key_refused) {
+        tried.push(if offers("publickey") {
+            format!("publickey ({} refused)", key.display())
         } else {
-            tried.push("publickey (not offered)".into());
-        }
+            "publickey (not offered)".into()
+        });
     }
     if let Some(password) = &creds.password {
         if offers("password") {
@@ -1212,6 +1240,33 @@ mod tests {
             "{:?}",
             check(&jump)
         );
+    }
+
+    /// The server's small packets must not wait for a delayed ACK of ours (see
+    /// [`Sock::ack_promptly`]): every wait for input turns quick ACKs back on, since Linux
+    /// turns them off again once we have sent something.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn every_wait_for_input_asks_for_quick_acks() {
+        load_openssl().unwrap();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let tcp = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        // As libssh2 leaves it after its handshake.
+        tcp.set_nonblocking(true).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        let link = Link::new(Sock::Tcp(tcp), "test".into(), None).unwrap();
+        // What Linux does after we send: ACKs delayed again.
+        rustix::net::sockopt::set_tcp_quickack(&link.sock, false).unwrap();
+        assert!(!rustix::net::sockopt::tcp_quickack(&link.sock).unwrap());
+        let now = Instant::now();
+        // Nothing arrives: the wait ends at its deadline.
+        assert!(matches!(
+            link.wait(now, now + Duration::from_millis(1)),
+            Err(Fail::Timeout(_))
+        ));
+        assert!(rustix::net::sockopt::tcp_quickack(&link.sock).unwrap());
+        // The goodbye of a dropped link waits for the peer to close.
+        drop(server);
     }
 
     #[test]
