@@ -69,6 +69,7 @@ def main():
     # floor interleaved with the binaries.
     attach = {b: [] for b in bins}
     floor = []
+    quick = []
     flip = 0
     for _ in range(runs):
         for b, path in bins.items():
@@ -79,10 +80,15 @@ def main():
                                   "--device", "leaf", "--port", "Gi1/0/5", "--vlan", vlan,
                                   "--reason", "bench"]))
         floor.append(run([env["floor"], "127.0.0.1", str(env["port"]), "root", env["key"], "true"]))
+        # The same exec floor without the delayed-ACK stall Mercury avoids (TCP_QUICKACK):
+        # the fair reference once Mercury no longer pays it (docs/proof.md).
+        quick.append(run([env["floor"], "--quickack", "127.0.0.1", str(env["port"]), "root",
+                          env["key"], "true"]))
     fails = {b: sum(1 for r in v if r[3] != 0) for b, v in attach.items()}
     rows["rss"] = {b: med([r[2] for r in v]) / 1024 for b, v in attach.items()}
     rows["p50"] = {b: med([r[0] for r in v]) for b, v in attach.items()}
     rows["floor"] = med([r[0] for r in floor])
+    rows["floor_quick"] = med([r[0] for r in quick])
     rows["attach_failures"] = fails
     # 8. Read before write: round trips with and without --no-verify (Mercury's own count of
     # prompt waits and exec calls, in the JSON result).
