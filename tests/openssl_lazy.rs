@@ -1,7 +1,8 @@
 //! OpenSSL is bound on first SSH use (`transport::ssh::openssl`, docs/openssl.md): the real
 //! binary must not map `libcrypto.so.3` or `libssl.so.3` for `--version` or a dry run, must
-//! load them when an SSH connection is opened, and must report an unusable OpenSSL as a
-//! configuration error (78) before it opens a socket. The dynamic loader's own trace
+//! load libcrypto when an SSH connection is opened, must never load libssl (libssh2 uses
+//! none of it), and must report an unusable OpenSSL as a configuration error (78) before it
+//! opens a socket. The dynamic loader's own trace
 //! (`LD_DEBUG=libs`, glibc) says which libraries a process loads. The SSH tests
 //! (`tests/ssh.rs`, `tests/sessions.rs`, `tests/exec_join.rs`) run real sessions through
 //! the lazily bound functions.
@@ -10,6 +11,7 @@
 
 mod common;
 
+use common::sshd::SshdOptions;
 use common::Lab;
 
 /// The shared objects the dynamic loader reports loading (`LD_DEBUG=libs`, "calling init"
@@ -77,10 +79,11 @@ fn a_dry_run_of_an_ssh_device_does_not_load_openssl() {
     assert_eq!(openssl(&libs), Vec::<&String>::new(), "{libs:?}");
 }
 
-/// The control for the two tests above: the same trace shows OpenSSL once an SSH
-/// connection is attempted (loaded before the TCP connect, which is then refused).
+/// The control for the two tests above: the same trace shows libcrypto once an SSH
+/// connection is attempted (loaded before the TCP connect, which is then refused), and no
+/// libssl.
 #[test]
-fn an_ssh_connection_loads_openssl_before_connecting() {
+fn an_ssh_connection_loads_libcrypto_before_connecting() {
     let (lab, port) = unreachable_lab();
     let r = attach(&lab, "gone", &[]).env("LD_DEBUG", "libs").run();
     let v = r.expect(69);
@@ -93,9 +96,52 @@ fn an_ssh_connection_loads_openssl_before_connecting() {
     let found = openssl(&libs);
     assert!(
         found.iter().any(|l| l.contains("/libcrypto.so.3"))
-            && found.iter().any(|l| l.contains("/libssl.so.3")),
+            && !found.iter().any(|l| l.contains("/libssl.so")),
         "{libs:?}"
     );
+}
+
+/// A whole session over OpenSSH (key exchange, host key, public-key login, the change and
+/// the save) needs libcrypto only: openssl-sys's initialisation, which libssh2-sys runs
+/// before the first session, would call libssl's `OPENSSL_init_ssl` and load libssl and its
+/// error strings (~0.5 MiB resident) had Mercury not initialised libcrypto itself.
+#[test]
+fn a_real_ssh_session_never_loads_libssl() {
+    require_sshd!();
+    let lab = Lab::new(&[]);
+    let sshd = lab.sshd_for("leaf", "cisco_ios", &[], SshdOptions::default());
+    let key = sshd.user_key("id_ed25519", "ed25519", "");
+    lab.add_ssh_device(
+        "leaf",
+        "cisco_ios",
+        &sshd,
+        &format!(
+            "username = \"root\"\nkey_file = \"{}\"\nhost_key = \"{}\"\n",
+            key.display(),
+            sshd.fingerprint
+        ),
+    );
+    let r = lab
+        .mercury([
+            "add-network",
+            "--device",
+            "leaf",
+            "--vlan",
+            "120",
+            "--reason",
+            "CHG-openssl",
+        ])
+        .env("LD_DEBUG", "libs")
+        .run();
+    let v = r.expect(0);
+    assert_eq!(v["changed"], true, "{v}");
+    let libs = loaded(&r.stderr);
+    let found = openssl(&libs);
+    assert!(
+        found.iter().any(|l| l.contains("/libcrypto.so.3")),
+        "{libs:?}"
+    );
+    assert!(!found.iter().any(|l| l.contains("/libssl.so")), "{libs:?}");
 }
 
 /// A `libcrypto.so.3` that is not OpenSSL (a copy of zlib, first on `LD_LIBRARY_PATH`):

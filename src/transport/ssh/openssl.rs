@@ -1,6 +1,7 @@
-//! OpenSSL bound on first use, on x86_64 Linux: the system's shared `libcrypto.so.3` and
-//! `libssl.so.3`, loaded with `dlopen` when the first SSH connection is opened instead of
-//! by the dynamic loader at every start.
+//! OpenSSL bound on first use, on x86_64 Linux: the system's shared `libcrypto.so.3`,
+//! loaded with `dlopen` when the first SSH connection is opened instead of by the dynamic
+//! loader at every start (`libssl.so.3` only if one of its functions were ever called,
+//! which Mercury never does).
 //!
 //! libssh2 (built and linked statically by `libssh2-sys`) calls OpenSSL. Mapping and
 //! relocating OpenSSL costs every process about 3.5 ms (docs/openssl.md), which `--version`,
@@ -19,8 +20,9 @@
 //! The stubs are hidden symbols: they satisfy libssh2's references inside the executable and
 //! are never exported, so OpenSSL's own calls can never bind back to them.
 //!
-//! [`load`] binds every stub at once and returns an error instead of failing later; the SSH
-//! transport calls it before it opens a socket, so a missing or unusable OpenSSL is a
+//! [`load`] binds every libcrypto stub at once, initialises libcrypto (with the system's
+//! `openssl.cnf`) and returns an error instead of failing later; the SSH transport calls it
+//! before it opens a socket, so a missing or unusable OpenSSL is a
 //! configuration error (78) before anything is changed. The resolver path only serves a call
 //! made before [`load`], which Mercury does not make; if binding fails there it can only
 //! print why and abort, as the dynamic loader would have at start.
@@ -79,13 +81,14 @@ extern "C" {
 
 const RTLD_LAZY: c_int = 1;
 
-/// The two library handles, as addresses (a raw pointer is not `Sync`).
-struct Handles {
-    crypto: usize,
-    ssl: usize,
-}
+/// A library's handle, as an address (a raw pointer is not `Sync`), or why it failed.
+type Handle = OnceLock<Result<usize, String>>;
 
-static HANDLES: OnceLock<Result<Handles, String>> = OnceLock::new();
+/// `libcrypto.so.3`, loaded by [`load`].
+static CRYPTO: Handle = OnceLock::new();
+/// `libssl.so.3`, loaded only if one of its functions is ever called (Mercury calls none:
+/// see [`load`]).
+static SSL: Handle = OnceLock::new();
 
 /// The last `dlerror` message, or `fallback`.
 fn last_error(fallback: &str) -> String {
@@ -108,17 +111,13 @@ fn open(lib: Lib) -> Result<usize, String> {
     Ok(h as usize)
 }
 
-/// Loads both libraries, once per process (thread-safe).
-fn handles() -> Result<&'static Handles, String> {
-    HANDLES
-        .get_or_init(|| {
-            Ok(Handles {
-                crypto: open(Lib::Crypto)?,
-                ssl: open(Lib::Ssl)?,
-            })
-        })
-        .as_ref()
-        .map_err(Clone::clone)
+/// Loads one library, once per process (thread-safe).
+fn handle(lib: Lib) -> Result<usize, String> {
+    let cell = match lib {
+        Lib::Crypto => &CRYPTO,
+        Lib::Ssl => &SSL,
+    };
+    cell.get_or_init(|| open(lib)).clone()
 }
 
 /// Resolves one stub and fills its slot; returns the real function.
@@ -127,11 +126,7 @@ fn resolve(stub: &Stub) -> Result<*mut c_void, String> {
     if !bound.is_null() {
         return Ok(bound);
     }
-    let h = handles()?;
-    let handle = match stub.lib {
-        Lib::Crypto => h.crypto,
-        Lib::Ssl => h.ssl,
-    };
+    let handle = handle(stub.lib)?;
     // SAFETY: a handle from dlopen, NUL-terminated name and version.
     let f = unsafe { dlvsym(handle as *mut c_void, stub.name.as_ptr(), VERSION.as_ptr()) };
     if f.is_null() {
@@ -147,13 +142,51 @@ fn resolve(stub: &Stub) -> Result<*mut c_void, String> {
     Ok(f)
 }
 
-/// Binds every stubbed OpenSSL function, loading `libcrypto.so.3` and `libssl.so.3` on the
-/// first call; later calls return at once. The error says which library or function is
-/// missing.
+/// `OPENSSL_INIT_LOAD_CONFIG`: read the system's `openssl.cnf` (which can carry a crypto
+/// policy) as `OPENSSL_init_ssl` would have.
+const INIT_LOAD_CONFIG: u64 = 0x40;
+/// `OPENSSL_INIT_NO_ATEXIT`: no cleanup handler at exit, as openssl-sys asks.
+const INIT_NO_ATEXIT: u64 = 0x0008_0000;
+
+static INIT: OnceLock<Result<(), String>> = OnceLock::new();
+
+extern "C" {
+    /// The stub of libcrypto's initialiser (below).
+    fn OPENSSL_init_crypto(opts: u64, settings: *const c_void) -> c_int;
+}
+
+/// Binds every libcrypto function, loading `libcrypto.so.3` on the first call, and
+/// initialises it; later calls return at once. The error says which library or function
+/// is missing, or that OpenSSL refused to initialise (e.g. an unreadable `openssl.cnf`).
+///
+/// libssh2 needs only libcrypto. openssl-sys's `init` (which libssh2-sys runs before the
+/// first session) calls libssl's `OPENSSL_init_ssl` with `OPENSSL_INIT_LOAD_SSL_STRINGS`,
+/// which would map `libssl.so.3` and load its error strings for nothing: ~0.5 MiB of a real
+/// attach's resident set (docs/openssl.md). So this does libcrypto's part of that
+/// initialisation itself (`OPENSSL_init_crypto` with `OPENSSL_INIT_LOAD_CONFIG`, the
+/// configuration `OPENSSL_init_ssl` loads) and tells openssl-sys it is done
+/// (`assume_init`). The `OPENSSL_init_ssl` stub stays, bound lazily should anything call
+/// it.
 pub fn load() -> Result<(), String> {
-    for stub in STUBS {
+    for stub in STUBS.iter().filter(|s| s.lib == Lib::Crypto) {
         resolve(stub).map_err(|e| format!("cannot load OpenSSL for SSH: {e}"))?;
     }
+    INIT.get_or_init(init).clone()
+}
+
+/// libcrypto's initialisation with the system configuration (see [`load`]).
+fn init() -> Result<(), String> {
+    // SAFETY: the stub is bound (by `load`, before); no settings object, as openssl-sys
+    // passes none.
+    let ok = unsafe { OPENSSL_init_crypto(INIT_LOAD_CONFIG | INIT_NO_ATEXIT, std::ptr::null()) };
+    if ok != 1 {
+        return Err(format!(
+            "cannot load OpenSSL for SSH: OPENSSL_init_crypto failed ({})",
+            "is the system's openssl.cnf readable and valid?"
+        ));
+    }
+    // SAFETY: libcrypto is initialised, with the configuration; nothing needs libssl.
+    unsafe { openssl_sys::assume_init() };
     Ok(())
 }
 
@@ -361,6 +394,7 @@ stubs! {
         OSSL_PARAM_construct_end,
         OSSL_PARAM_construct_octet_string,
         OSSL_PARAM_construct_utf8_string,
+        OPENSSL_init_crypto,
         PEM_read_bio_PrivateKey,
         RAND_bytes,
         d2i_ECDSA_SIG,
@@ -373,16 +407,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_stub_binds_to_the_system_openssl() {
+    fn every_libcrypto_stub_binds_to_the_system_openssl() {
         load().unwrap();
-        assert!(HANDLES.get().is_some_and(|h| h.is_ok()));
-        for stub in STUBS {
+        assert!(CRYPTO.get().is_some_and(|h| h.is_ok()));
+        let crypto: Vec<_> = STUBS.iter().filter(|s| s.lib == Lib::Crypto).collect();
+        assert_eq!(crypto.len(), STUBS.len() - 1);
+        for stub in crypto {
             assert!(
                 !stub.slot.load(Ordering::Acquire).is_null(),
                 "{:?}",
                 stub.name
             );
         }
+    }
+
+    #[test]
+    fn the_libssl_stub_binds_to_libssl() {
+        let ssl = STUBS.iter().find(|s| s.lib == Lib::Ssl).unwrap();
+        assert_eq!(ssl.name, c"OPENSSL_init_ssl");
+        assert!(!resolve(ssl).unwrap().is_null());
     }
 
     #[test]
