@@ -5,6 +5,10 @@
 //! a static table of names and aliases. A run parses no TOML for the built-in platforms and
 //! builds only the one platform it uses. The lint (`Catalog::lint`, which needs the compiled
 //! regexes) runs in the unit tests and in `mercury check`.
+//!
+//! It also links the `mercury` binary, on Linux, with `build/text-order.ld`: the functions
+//! Mercury's processes run, laid out first in `.text` (written by
+//! `bench/issue18/symbol-order`; docs/proof.md, issue 18, "code layout").
 
 #![allow(dead_code)]
 
@@ -22,6 +26,7 @@ use bake::Bake;
 fn main() {
     link_unwinder_statically();
     pack_relative_relocations();
+    text_order();
     println!("cargo::rerun-if-changed=plugins.toml");
     println!("cargo::rerun-if-changed=src/catalog/raw.rs");
     println!("cargo::rerun-if-changed=build/bake.rs");
@@ -106,6 +111,26 @@ fn glibc_at_least(major: u32, minor: u32) -> bool {
     };
     let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
     (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= (major, minor)
+}
+
+/// Links the binary with the code-layout script. It defines the start of `.text` and is
+/// `INSERT`ed, so rust-lld (the toolchain's default linker here) keeps its default layout
+/// and appends every function the script does not name after the named ones. Its patterns
+/// name input sections (Rust and the cc crate compile one section per function), so a
+/// stale entry only matches nothing.
+fn text_order() {
+    println!("cargo::rerun-if-changed=build/text-order.ld");
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
+        return;
+    }
+    let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") else {
+        fail("CARGO_MANIFEST_DIR is not set")
+    };
+    let script = PathBuf::from(dir).join("build").join("text-order.ld");
+    println!(
+        "cargo::rustc-link-arg-bin=mercury=-Wl,-T,{}",
+        script.display()
+    );
 }
 
 fn fail(message: &str) -> ! {

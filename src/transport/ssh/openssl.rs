@@ -274,7 +274,9 @@ macro_rules! stubs {
                 };
 
                 std::arch::global_asm!(
-                    concat!(".pushsection .text.mercury_openssl.", stringify!($name), ",\"ax\",@progbits"),
+                    // `.text.NAME`, as -ffunction-sections names a function's section, so the
+                    // code layout (build/text-order.ld) can place it.
+                    concat!(".pushsection .text.", stringify!($name), ",\"ax\",@progbits"),
                     concat!(".globl ", stringify!($name)),
                     concat!(".hidden ", stringify!($name)),
                     concat!(".type ", stringify!($name), ",@function"),
