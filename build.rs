@@ -6,8 +6,8 @@
 //! builds only the one platform it uses. The lint (`Catalog::lint`, which needs the compiled
 //! regexes) runs in the unit tests and in `mercury check`.
 //!
-//! It also links the `mercury` binary, on Linux, with `build/text-order.ld`: the functions
-//! Mercury's processes run, laid out first in `.text` (written by
+//! It also links the `mercury` binary, on x86_64 glibc Linux, with `build/text-order.ld`:
+//! the functions Mercury's processes run, laid out first in `.text` (written by
 //! `bench/issue18/symbol-order`; docs/proof.md, issue 18, "code layout").
 
 #![allow(dead_code)]
@@ -113,14 +113,19 @@ fn glibc_at_least(major: u32, minor: u32) -> bool {
     (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= (major, minor)
 }
 
-/// Links the binary with the code-layout script. It defines the start of `.text` and is
-/// `INSERT`ed, so rust-lld (the toolchain's default linker here) keeps its default layout
-/// and appends every function the script does not name after the named ones. Its patterns
-/// name input sections (Rust and the cc crate compile one section per function), so a
-/// stale entry only matches nothing.
+/// Links the binary with the code-layout script, on x86_64 glibc Linux, where the
+/// toolchain links with rust-lld by default (elsewhere it is the system's linker, for which
+/// the script was not tried). It defines the start of `.text` and is `INSERT`ed, so
+/// rust-lld keeps its default layout and appends every function the script does not name
+/// after the named ones. Its patterns name input sections (Rust and the cc crate compile
+/// one section per function), so a stale entry only matches nothing.
 fn text_order() {
     println!("cargo::rerun-if-changed=build/text-order.ld");
-    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
+    let var = |k: &str| std::env::var(k).unwrap_or_default();
+    if var("CARGO_CFG_TARGET_OS") != "linux"
+        || var("CARGO_CFG_TARGET_ENV") != "gnu"
+        || var("CARGO_CFG_TARGET_ARCH") != "x86_64"
+    {
         return;
     }
     let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") else {

@@ -4,7 +4,7 @@
 //! 64 KiB windows all over `.text`. Read from the built binary's section headers and
 //! symbol table (`readelf`, from binutils, which the toolchain's linker needs): a build that
 //! dropped the script, or a script gone stale, fails here.
-#![cfg(target_os = "linux")]
+#![cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
