@@ -1135,37 +1135,13 @@ impl SshExec {
         let link = &self.link;
         let mut ch = link.retry(deadline, || link.session.channel_session())?;
         link.retry(deadline, || ch.exec(line))?;
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        let (mut out_done, mut err_done) = (false, false);
-        let mut buf = vec![0u8; READ_CHUNK];
         let started = Instant::now();
-        // Both streams are drained as data arrives, so neither can fill its window while
-        // the other is awaited.
-        while !(out_done && err_done) {
-            let mut progress = false;
-            for (stream, sink, done) in [(0, &mut out, &mut out_done), (1, &mut err, &mut err_done)]
-            {
-                if *done {
-                    continue;
-                }
-                match ch.stream(stream).read(&mut buf) {
-                    Ok(0) if ch.eof() => *done = true,
-                    Ok(0) => {}
-                    Ok(n) => {
-                        if sink.len() < MAX_EXEC_OUTPUT {
-                            sink.extend_from_slice(&buf[..n]);
-                        }
-                        progress = true;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                    Err(e) => return Err(Fail::Io(e)),
-                }
-            }
-            let finished = out_done && err_done;
-            if !progress && !finished {
-                link.wait(started, deadline)?;
-            }
-        }
+        let (out, err) = drain(&mut ExecChannel {
+            ch: &mut ch,
+            link,
+            started,
+            deadline,
+        })?;
         link.retry(deadline, || ch.wait_close())?;
         let status = match ch.exit_signal() {
             Ok(s) if s.exit_signal.is_some() => -1,
@@ -1177,6 +1153,94 @@ impl SshExec {
             stderr: String::from_utf8_lossy(&err).into_owned(),
         })
     }
+}
+
+/// What [`drain`] needs of an exec channel: libssh2's reads, its EOF flag, the bytes it
+/// holds unread, and a wait on the socket.
+trait Streams {
+    /// Reads stdout (0) or stderr (1); `WouldBlock` when libssh2 found the socket empty.
+    fn read(&mut self, stream: i32, buf: &mut [u8]) -> std::io::Result<usize>;
+    /// The server's EOF has arrived and no data of the channel is left unread.
+    fn eof(&self) -> bool;
+    /// Bytes of the channel's data libssh2 has taken off the socket but not handed out.
+    fn queued(&self) -> u32;
+    /// Waits until the socket is readable (or the deadline).
+    fn wait(&mut self) -> Result<(), Fail>;
+}
+
+struct ExecChannel<'a> {
+    ch: &'a mut ssh2::Channel,
+    link: &'a Link,
+    started: Instant,
+    deadline: Instant,
+}
+
+impl Streams for ExecChannel<'_> {
+    fn read(&mut self, stream: i32, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.ch.stream(stream).read(buf)
+    }
+    fn eof(&self) -> bool {
+        self.ch.eof()
+    }
+    fn queued(&self) -> u32 {
+        self.ch.read_window().available
+    }
+    fn wait(&mut self) -> Result<(), Fail> {
+        self.link.wait(self.started, self.deadline)
+    }
+}
+
+/// Reads an exec channel's stdout and stderr to their end. Both are drained as data
+/// arrives, so neither can fill its window while the other is awaited.
+///
+/// Every libssh2 read first takes *all* waiting packets off the socket, whichever stream
+/// they belong to, and the server's EOF with them. So the socket is polled only when
+/// nothing is left in libssh2 either: no data queued and no EOF. Polling after a read of
+/// one stream had taken the other's data or the EOF off the socket waited for bytes that
+/// had already come, until the deadline: a `config save` whose channel ended between the
+/// two reads timed out after 30 s (once in ~700 SONiC attaches over sshd, issue 18's
+/// bench).
+fn drain(ch: &mut impl Streams) -> Result<(Vec<u8>, Vec<u8>), Fail> {
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let (mut out_done, mut err_done) = (false, false);
+    let mut buf = vec![0u8; READ_CHUNK];
+    // Rounds in a row that moved nothing although libssh2 said something was pending (data
+    // of a stream other than 0 and 1 would stay queued): bounded, then the socket is polled.
+    let mut spins = 0u32;
+    while !(out_done && err_done) {
+        let mut progress = false;
+        for (stream, sink, done) in [(0, &mut out, &mut out_done), (1, &mut err, &mut err_done)] {
+            if *done {
+                continue;
+            }
+            match ch.read(stream, &mut buf) {
+                Ok(0) if ch.eof() => {
+                    *done = true;
+                    progress = true;
+                }
+                Ok(0) => {}
+                Ok(n) => {
+                    if sink.len() < MAX_EXEC_OUTPUT {
+                        sink.extend_from_slice(&buf[..n]);
+                    }
+                    progress = true;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(Fail::Io(e)),
+            }
+        }
+        if progress || (out_done && err_done) {
+            spins = 0;
+            continue;
+        }
+        if (ch.eof() || ch.queued() > 0) && spins < 64 {
+            spins += 1;
+            continue;
+        }
+        spins = 0;
+        ch.wait()?;
+    }
+    Ok((out, err))
 }
 
 impl Exec for SshExec {
@@ -1213,6 +1277,144 @@ impl Exec for SshExec {
 mod tests {
     use super::*;
     use crate::config::Config;
+
+    /// What reaches the client's socket, in a scripted exec channel.
+    #[derive(Clone)]
+    enum Ev {
+        Out(&'static str),
+        Err(&'static str),
+        Eof,
+    }
+
+    /// An exec channel that behaves as libssh2 does (see [`drain`]): every read takes all
+    /// waiting packets off the socket, whichever stream they are for; a read with nothing
+    /// for its stream says `WouldBlock`, or 0 once the EOF has come. `arrive[i]` reaches
+    /// the socket just before read number `i + 1`; `on_wait` after each wait; a wait with
+    /// nothing more to come is the deadline.
+    struct Scripted {
+        socket: Vec<Ev>,
+        out: Vec<u8>,
+        err: Vec<u8>,
+        eof: bool,
+        reads: usize,
+        arrive: Vec<(usize, Vec<Ev>)>,
+        on_wait: Vec<Vec<Ev>>,
+        waits: usize,
+    }
+
+    impl Scripted {
+        fn new(arrive: Vec<(usize, Vec<Ev>)>, on_wait: Vec<Vec<Ev>>) -> Scripted {
+            Scripted {
+                socket: Vec::new(),
+                out: Vec::new(),
+                err: Vec::new(),
+                eof: false,
+                reads: 0,
+                arrive,
+                on_wait,
+                waits: 0,
+            }
+        }
+    }
+
+    impl Streams for Scripted {
+        fn read(&mut self, stream: i32, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.reads += 1;
+            for (at, evs) in &self.arrive {
+                if *at == self.reads {
+                    self.socket.extend(evs.iter().cloned());
+                }
+            }
+            for ev in std::mem::take(&mut self.socket) {
+                match ev {
+                    Ev::Out(t) => self.out.extend_from_slice(t.as_bytes()),
+                    Ev::Err(t) => self.err.extend_from_slice(t.as_bytes()),
+                    Ev::Eof => self.eof = true,
+                }
+            }
+            let q = if stream == 0 {
+                &mut self.out
+            } else {
+                &mut self.err
+            };
+            if !q.is_empty() {
+                let n = q.len().min(buf.len());
+                buf[..n].copy_from_slice(&q[..n]);
+                q.drain(..n);
+                return Ok(n);
+            }
+            if self.eof {
+                Ok(0)
+            } else {
+                Err(std::io::ErrorKind::WouldBlock.into())
+            }
+        }
+        fn eof(&self) -> bool {
+            self.eof && self.out.is_empty() && self.err.is_empty()
+        }
+        fn queued(&self) -> u32 {
+            (self.out.len() + self.err.len()) as u32
+        }
+        fn wait(&mut self) -> Result<(), Fail> {
+            self.waits += 1;
+            if self.on_wait.is_empty() {
+                return Err(Fail::Timeout(Duration::ZERO));
+            }
+            let evs = self.on_wait.remove(0);
+            self.socket.extend(evs);
+            Ok(())
+        }
+    }
+
+    fn text((out, err): (Vec<u8>, Vec<u8>)) -> (String, String) {
+        (
+            String::from_utf8(out).unwrap(),
+            String::from_utf8(err).unwrap(),
+        )
+    }
+
+    /// The EOF of a silent command (`config save`) reaches the socket between the stdout
+    /// read and the stderr read: the stderr read takes it, and the channel is done
+    /// without a wait (a wait would see nothing more and last until the deadline).
+    #[test]
+    fn an_eof_taken_off_the_socket_by_the_other_stream_ends_the_channel_without_a_wait() {
+        let mut ch = Scripted::new(vec![(2, vec![Ev::Eof])], vec![]);
+        let got = drain(&mut ch)
+            .map_err(|_| "waited for bytes already read")
+            .unwrap();
+        assert_eq!(text(got), (String::new(), String::new()));
+        assert_eq!(ch.waits, 0);
+    }
+
+    /// Stdout's last bytes and the EOF come in while stderr is read: stdout is read from
+    /// libssh2's queue, not awaited on the socket.
+    #[test]
+    fn data_taken_off_the_socket_by_the_other_stream_is_read_without_a_wait() {
+        let mut ch = Scripted::new(vec![(2, vec![Ev::Out("saved\n"), Ev::Eof])], vec![]);
+        let got = drain(&mut ch)
+            .map_err(|_| "waited for bytes already read")
+            .unwrap();
+        assert_eq!(text(got), ("saved\n".to_string(), String::new()));
+        assert_eq!(ch.waits, 0);
+    }
+
+    /// With nothing on the socket or queued, the socket is waited on, once per arrival.
+    #[test]
+    fn an_idle_channel_waits_on_the_socket() {
+        let mut ch = Scripted::new(
+            vec![],
+            vec![
+                vec![Ev::Out("a")],
+                vec![Ev::Err("e"), Ev::Out("b"), Ev::Eof],
+            ],
+        );
+        let got = drain(&mut ch).map_err(|_| "timed out").unwrap();
+        assert_eq!(text(got), ("ab".to_string(), "e".to_string()));
+        assert_eq!(ch.waits, 2);
+        // And the deadline when nothing ever comes.
+        let mut silent = Scripted::new(vec![], vec![]);
+        assert!(matches!(drain(&mut silent), Err(Fail::Timeout(_))));
+    }
 
     fn device(extra: &str) -> Device {
         let c = Config::parse(
