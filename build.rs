@@ -6,9 +6,11 @@
 //! builds only the one platform it uses. The lint (`Catalog::lint`, which needs the compiled
 //! regexes) runs in the unit tests and in `mercury check`.
 //!
-//! It also links the `mercury` binary, on x86_64 glibc Linux, with `build/text-order.ld`:
-//! the functions Mercury's processes run, laid out first in `.text` (written by
-//! `bench/issue18/symbol-order`; docs/proof.md, issue 18, "code layout").
+//! It also decides how the binary is linked on x86_64 glibc Linux (docs/proof.md, issue 18;
+//! `tests/linking.rs`, `tests/text_layout.rs`): GCC's unwinder statically, so libc is the
+//! one shared library loaded at start-up; packed relative relocations where glibc applies
+//! them; and `build/text-order.ld`, the functions Mercury's processes run laid out first in
+//! `.text` (written by `bench/issue18/symbol-order`, "code layout").
 
 #![allow(dead_code)]
 
