@@ -639,7 +639,20 @@ fn audit_has_started_and_finished_records_with_who_what_why_how() {
     assert_eq!(started["what"]["vlans"][0], 120);
     assert_eq!(started["why"]["reason"], "CHG-42");
     assert_eq!(started["why"]["lifecycle"], "tenant");
-    assert!(started["who"]["unix_user"].as_str().is_some());
+    // Who ran it: this test's own uid (the owner of a file it just wrote) and its name.
+    let uid = {
+        use std::os::unix::fs::MetadataExt;
+        let probe = lab.path("uid-probe");
+        std::fs::write(&probe, "").unwrap();
+        std::fs::metadata(&probe).unwrap().uid()
+    };
+    assert_eq!(started["who"]["uid"], uid, "{started}");
+    let name = std::process::Command::new("id").arg("-un").output().unwrap();
+    assert_eq!(
+        started["who"]["unix_user"],
+        String::from_utf8_lossy(&name.stdout).trim(),
+        "{started}"
+    );
     assert_eq!(finished["how"]["rc"], 0);
     assert_eq!(finished["how"]["outcome"], "ok");
     assert!(finished["how"]["lines"]
