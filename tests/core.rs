@@ -647,7 +647,10 @@ fn audit_has_started_and_finished_records_with_who_what_why_how() {
         std::fs::metadata(&probe).unwrap().uid()
     };
     assert_eq!(started["who"]["uid"], uid, "{started}");
-    let name = std::process::Command::new("id").arg("-un").output().unwrap();
+    let name = std::process::Command::new("id")
+        .arg("-un")
+        .output()
+        .unwrap();
     assert_eq!(
         started["who"]["unix_user"],
         String::from_utf8_lossy(&name.stdout).trim(),
