@@ -12,7 +12,8 @@
 //! run, and a waiter that hands its request to the lock holder matches none; building each
 //! automaton costs a fresh 400 KB table inside `regex-automata` for every pattern with a
 //! non-ASCII class (`.`, `[^…]`), which was the largest part of a dry run's CPU
-//! (docs/proof.md, "Close to the floor").
+//! (docs/proof.md, "Close to the floor"). The simplest patterns — port numbers, most
+//! failure lines — never build one: `is_match` runs them on a small NFA (module `small`).
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -123,12 +124,6 @@ impl Pattern {
         self.compiled.get().is_some() || self.small.get().is_some_and(Option::is_some)
     }
 
-    /// Whether `is_match` is answered by the small matcher (module `small`); asking works
-    /// the small form out, so the pattern then counts as built if it is small.
-    pub fn is_small(&self) -> bool {
-        self.small().is_some()
-    }
-
     fn small(&self) -> Option<&Small> {
         self.small
             .get_or_init(|| Small::parse(&self.source))
@@ -179,8 +174,6 @@ impl fmt::Debug for Pattern {
     }
 }
 
-/// Compiles a catalog pattern (see the module docs): checks its syntax now, builds it on
-/// first use.
 /// Whether [`compile`] checks a pattern's syntax at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Syntax {
@@ -193,6 +186,8 @@ pub(crate) enum Syntax {
     Trusted,
 }
 
+/// Compiles a catalog pattern (see the module docs): checks its syntax now (if asked),
+/// builds it on first use.
 pub(crate) fn compile(source: &str, syntax: Syntax) -> Result<Pattern, String> {
     let source = ascii_classes(source);
     if syntax == Syntax::Check {
