@@ -124,8 +124,9 @@ pub fn open(
 }
 
 /// Makes OpenSSL ready before anything is opened: where it is bound lazily
-/// ([`openssl`]) this loads `libcrypto.so.3`/`libssl.so.3` and binds every function, so a
-/// missing library is a configuration error here rather than an abort mid-session.
+/// ([`openssl`]) this loads `libcrypto.so.3`, binds every function and initialises it, so a
+/// missing or unusable library is a configuration error here rather than an abort
+/// mid-session.
 pub fn load_openssl() -> Result<(), TransportError> {
     #[cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
     openssl::load().map_err(TransportError::Config)?;
@@ -873,7 +874,7 @@ fn authenticate(
     // (a `none` request) is a round trip of its own, which a key login does not need. The
     // methods are asked for only when the key did not do (for the password and for the
     // message), so a refusal still names what the server accepts.
-    let mut key_refused = false;
+    let mut refused_key = None;
     if let Some(key) = &creds.key_file {
         match link.retry(deadline, || {
             s.userauth_pubkey_file(&hop.user, None, key, creds.passphrase.as_deref())
@@ -883,7 +884,7 @@ fn authenticate(
                 return Ok(());
             }
             Err(f) if matches!(f.code(), Some(AUTH_FAILED | PUBKEY_UNVERIFIED)) => {
-                key_refused = true;
+                refused_key = Some(key);
             }
             Err(f) if matches!(f.code(), Some(FILE_ERROR | KEYFILE_AUTH_FAILED)) => {
                 return Err(TransportError::Config(format!(
@@ -915,7 +916,7 @@ fn authenticate(
     }
     log::debug!("ssh {who}: server offers {offered}");
     let offers = |m: &str| offered.split(',').any(|o| o == m);
-    if let (Some(key), true) = (&creds.key_file, key_refused) {
+    if let Some(key) = refused_key {
         tried.push(if offers("publickey") {
             format!("publickey ({} refused)", key.display())
         } else {
@@ -1229,7 +1230,7 @@ fn drain(ch: &mut impl Streams) -> Result<(Vec<u8>, Vec<u8>), Fail> {
                 Err(e) => return Err(Fail::Io(e)),
             }
         }
-        if progress || (out_done && err_done) {
+        if progress {
             spins = 0;
             continue;
         }
