@@ -238,16 +238,7 @@ fn sonic_reads_in_one_channel_over_ssh() {
     let lab = Lab::new(&[]);
     let sshd = lab.sshd_for("leaf", "sonic", &[], SshdOptions::default());
     let key = sshd.user_key("id_ed25519", "ed25519", "");
-    lab.add_ssh_device(
-        "leaf",
-        "sonic",
-        &sshd,
-        &format!(
-            "username = \"root\"\nkey_file = \"{}\"\nhost_key = \"{}\"\n",
-            key.display(),
-            sshd.fingerprint
-        ),
-    );
+    lab.add_key_device("leaf", "sonic", &sshd, &key, "");
     let v = lab
         .mercury(["verify-port", "--device", "leaf", "--port", "Ethernet20"])
         .run()

@@ -111,16 +111,7 @@ fn a_real_ssh_session_never_loads_libssl() {
     let lab = Lab::new(&[]);
     let sshd = lab.sshd_for("leaf", "cisco_ios", &[], SshdOptions::default());
     let key = sshd.user_key("id_ed25519", "ed25519", "");
-    lab.add_ssh_device(
-        "leaf",
-        "cisco_ios",
-        &sshd,
-        &format!(
-            "username = \"root\"\nkey_file = \"{}\"\nhost_key = \"{}\"\n",
-            key.display(),
-            sshd.fingerprint
-        ),
-    );
+    lab.add_key_device("leaf", "cisco_ios", &sshd, &key, "");
     let r = lab
         .mercury([
             "add-network",
@@ -135,6 +126,14 @@ fn a_real_ssh_session_never_loads_libssl() {
         .run();
     let v = r.expect(0);
     assert_eq!(v["changed"], true, "{v}");
+    // The change reached the device and was saved, through the lazily bound libcrypto.
+    let state = lab.settled_state("leaf");
+    for place in ["running", "saved"] {
+        assert!(
+            state[place]["vlans"].get("120").is_some(),
+            "VLAN 120 not {place}: {state}"
+        );
+    }
     let libs = loaded(&r.stderr);
     let found = openssl(&libs);
     assert!(

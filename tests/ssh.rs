@@ -50,16 +50,7 @@ fn ios_lab(sim_extra: &[&str], device_extra: &str) -> (Lab, Sshd) {
     let lab = Lab::new(&[]);
     let sshd = lab.sshd_for("leaf", "cisco_ios", sim_extra, SshdOptions::default());
     let key = sshd.user_key("id_ed25519", "ed25519", "");
-    lab.add_ssh_device(
-        "leaf",
-        "cisco_ios",
-        &sshd,
-        &format!(
-            "username = \"root\"\nkey_file = \"{}\"\nhost_key = \"{}\"\n{device_extra}",
-            key.display(),
-            sshd.fingerprint
-        ),
-    );
+    lab.add_key_device("leaf", "cisco_ios", &sshd, &key, device_extra);
     (lab, sshd)
 }
 
@@ -160,16 +151,7 @@ fn ecdsa_and_rsa_keys_authenticate() {
     for (i, kind) in ["ecdsa", "rsa"].iter().enumerate() {
         let key = sshd.user_key(&format!("id_{kind}"), kind, "");
         let name = format!("leaf-{kind}");
-        lab.add_ssh_device(
-            &name,
-            "cisco_ios",
-            &sshd,
-            &format!(
-                "username = \"root\"\nkey_file = \"{}\"\nhost_key = \"{}\"\n",
-                key.display(),
-                sshd.fingerprint
-            ),
-        );
+        lab.add_key_device(&name, "cisco_ios", &sshd, &key, "");
         // Both devices share the one simulated switch ("leaf") behind this sshd.
         let vlan = format!("{}", 120 + i);
         add_vlan(&lab, &name, &vlan);
@@ -221,16 +203,7 @@ fn a_key_login_sends_no_request_before_the_key() {
     };
     let sshd = lab.sshd_for("leaf", "cisco_ios", &[], opts);
     let key = sshd.user_key("id_ed25519", "ed25519", "");
-    lab.add_ssh_device(
-        "leaf",
-        "cisco_ios",
-        &sshd,
-        &format!(
-            "username = \"root\"\nkey_file = \"{}\"\nhost_key = \"{}\"\n",
-            key.display(),
-            sshd.fingerprint
-        ),
-    );
+    lab.add_key_device("leaf", "cisco_ios", &sshd, &key, "");
     add_vlan(&lab, "leaf", "120");
     let log = sshd.log();
     let methods: Vec<&str> = log
@@ -256,16 +229,7 @@ fn a_key_the_server_does_not_accept_is_77_naming_the_methods() {
     let stranger = sshd.dir.path().join("stranger");
     common::sshd::keygen(&stranger, "ed25519", "");
     common::set_mode(&stranger, 0o600);
-    lab.add_ssh_device(
-        "leaf-stranger",
-        "cisco_ios",
-        &sshd,
-        &format!(
-            "username = \"root\"\nkey_file = \"{}\"\nhost_key = \"{}\"\n",
-            stranger.display(),
-            sshd.fingerprint
-        ),
-    );
+    lab.add_key_device("leaf-stranger", "cisco_ios", &sshd, &stranger, "");
     let v = attach(&lab, "leaf-stranger", "Gi1/0/5", "120").expect(77);
     let m = msg(&v);
     assert!(m.starts_with("authentication as root@127.0.0.1:"), "{m}");
@@ -611,16 +575,7 @@ fn device_error_marker_is_1_and_the_abort_ran() {
         SshdOptions::default(),
     );
     let key = sshd.user_key("id_ed25519", "ed25519", "");
-    lab.add_ssh_device(
-        "leaf",
-        "juniper",
-        &sshd,
-        &format!(
-            "username = \"root\"\nkey_file = \"{}\"\nhost_key = \"{}\"\n",
-            key.display(),
-            sshd.fingerprint
-        ),
-    );
+    lab.add_key_device("leaf", "juniper", &sshd, &key, "");
     add_vlan(&lab, "leaf", "120");
     let r = attach(&lab, "leaf", "ge-0/0/5", "120");
     let v = r.expect(1);
@@ -642,16 +597,7 @@ fn exec_platform_over_ssh_judges_each_command_by_exit_status() {
     let lab = Lab::new(&[]);
     let sshd = lab.sshd_for("leaf", "cumulus_nvue", &[], SshdOptions::default());
     let key = sshd.user_key("id_ed25519", "ed25519", "");
-    lab.add_ssh_device(
-        "leaf",
-        "cumulus_nvue",
-        &sshd,
-        &format!(
-            "username = \"root\"\nkey_file = \"{}\"\nhost_key = \"{}\"\n",
-            key.display(),
-            sshd.fingerprint
-        ),
-    );
+    lab.add_key_device("leaf", "cumulus_nvue", &sshd, &key, "");
     add_vlan(&lab, "leaf", "120");
     let r = attach(&lab, "leaf", "swp5", "120");
     r.expect(0);
@@ -901,16 +847,7 @@ fn exec_command_that_outlives_command_timeout_is_75_and_the_lock_is_released() {
         SshdOptions::default(),
     );
     let key = sshd.user_key("id_ed25519", "ed25519", "");
-    lab.add_ssh_device(
-        "leaf",
-        "cumulus_nvue",
-        &sshd,
-        &format!(
-            "username = \"root\"\nkey_file = \"{}\"\nhost_key = \"{}\"\ncommand_timeout = 1\n",
-            key.display(),
-            sshd.fingerprint
-        ),
-    );
+    lab.add_key_device("leaf", "cumulus_nvue", &sshd, &key, "command_timeout = 1\n");
     let started = Instant::now();
     let v = attach(&lab, "leaf", "swp5", "120").expect(75);
     assert!(started.elapsed() < Duration::from_secs(15), "bounded");

@@ -473,6 +473,21 @@ impl super::Lab {
         ));
     }
 
+    /// Adds `[devices.NAME]` on `sshd`, logged in as root with `key` and the server's host
+    /// key pinned; `extra` are further device lines.
+    pub fn add_key_device(&self, name: &str, platform: &str, sshd: &Sshd, key: &Path, extra: &str) {
+        self.add_ssh_device(
+            name,
+            platform,
+            sshd,
+            &format!(
+                "username = \"root\"\nkey_file = \"{}\"\nhost_key = \"{}\"\n{extra}",
+                key.display(),
+                sshd.fingerprint
+            ),
+        );
+    }
+
     /// The simulator's state once every session of `device` has ended. Behind sshd the
     /// simulator's session ends after Mercury has disconnected (sshd hangs it up), and its
     /// last write races a reader (`mercury-sim show` peeks at the file without its lock), so
