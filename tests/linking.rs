@@ -7,16 +7,13 @@
 #![cfg(all(target_arch = "x86_64", target_os = "linux", target_env = "gnu"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::process::Command;
 
-/// The `NEEDED` entries of an ELF file's dynamic section, as `readelf -d` prints them.
-fn needed(path: &str) -> Vec<String> {
-    let out = Command::new("readelf")
-        .args(["-d", "-W", path])
-        .output()
-        .expect("readelf (binutils) runs");
-    assert!(out.status.success(), "readelf -d {path} failed");
-    let text = String::from_utf8_lossy(&out.stdout);
+/// The `NEEDED` entries of the binary's dynamic section, as `readelf -d` prints them.
+fn needed() -> Vec<String> {
+    let text = common::readelf(&["-d", "-W"]);
     let libs: Vec<String> = text
         .lines()
         .filter(|l| l.contains("(NEEDED)"))
@@ -24,14 +21,14 @@ fn needed(path: &str) -> Vec<String> {
         .collect();
     assert!(
         libs.iter().any(|l| l.starts_with("libc.so")),
-        "no NEEDED libc in readelf's output for {path}:\n{text}"
+        "no NEEDED libc in readelf's output:\n{text}"
     );
     libs
 }
 
 #[test]
 fn the_binary_needs_libc_and_nothing_else_the_loader_would_map_in_every_process() {
-    let libs = needed(env!("CARGO_BIN_EXE_mercury"));
+    let libs = needed();
     for lib in &libs {
         assert!(
             lib.starts_with("libc.so") || lib.starts_with("ld-linux"),
@@ -82,24 +79,12 @@ fn glibc() -> (u32, u32) {
 
 #[test]
 fn relative_relocations_are_packed_where_glibc_applies_them() {
-    let out = Command::new("readelf")
-        .args(["-d", "-W", env!("CARGO_BIN_EXE_mercury")])
-        .output()
-        .expect("readelf (binutils) runs");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = common::readelf(&["-d", "-W"]);
     assert!(text.contains("(NEEDED)"), "no dynamic section:\n{text}");
-    let packed = text.contains("(RELR)");
-    if glibc() >= (2, 36) {
-        assert!(
-            packed,
-            "built on glibc {:?} without DT_RELR:\n{text}",
-            glibc()
-        );
-    } else {
-        assert!(
-            !packed,
-            "DT_RELR on glibc {:?}, whose loader ignores it",
-            glibc()
-        );
-    }
+    let glibc = glibc();
+    assert_eq!(
+        text.contains("(RELR)"),
+        glibc >= (2, 36),
+        "DT_RELR present iff glibc {glibc:?} applies it:\n{text}"
+    );
 }

@@ -174,12 +174,7 @@ fn an_unusable_openssl_is_a_config_error_before_any_connection() {
 /// stubs are hidden), so the dynamic loader never maps OpenSSL at start.
 #[test]
 fn the_binary_needs_no_openssl_library() {
-    let out = std::process::Command::new("readelf")
-        .args(["-d", "--dyn-syms", "-W"])
-        .arg(common::mercury_bin())
-        .output()
-        .expect("readelf (binutils, which the Rust toolchain's linker needs)");
-    let dynamic = String::from_utf8_lossy(&out.stdout);
+    let dynamic = common::readelf(&["-d", "--dyn-syms", "-W"]);
     assert!(dynamic.contains("(NEEDED)"), "{dynamic}");
     assert!(
         !dynamic.contains("libssl") && !dynamic.contains("libcrypto"),

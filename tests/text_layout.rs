@@ -10,17 +10,8 @@
 mod common;
 
 use std::collections::HashMap;
-use std::process::Command;
 
-fn readelf(args: &[&str]) -> String {
-    let out = Command::new("readelf")
-        .args(args)
-        .arg(common::mercury_bin())
-        .output()
-        .expect("readelf (binutils)");
-    assert!(out.status.success(), "readelf {args:?} failed");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use common::readelf;
 
 /// The script's function patterns, in order (`NAME` or `PREFIX*`, from each line's
 /// `*(.text.NAME .text.unlikely.NAME)`).

@@ -17,6 +17,18 @@ pub fn mercury_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mercury"))
 }
 
+/// What `readelf ARGS` prints about the `mercury` binary (binutils, which the Rust
+/// toolchain's linker needs): its dynamic section, symbols, section headers.
+pub fn readelf(args: &[&str]) -> String {
+    let out = Command::new("readelf")
+        .args(args)
+        .arg(mercury_bin())
+        .output()
+        .expect("readelf (binutils) runs");
+    assert!(out.status.success(), "readelf {args:?} failed");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// The simulator binary, built by the same `cargo test --workspace` run into the same
 /// target directory.
 pub fn sim_bin() -> PathBuf {
