@@ -106,31 +106,30 @@ impl Store {
         file.read_to_end(&mut bytes)
             .map_err(|e| io_err(&self.path, "cannot read state file", e))?;
         let mut cache = self.cache.borrow_mut();
-        // The file as this store last saw it: the state in memory is the file's.
-        let known = cache.as_ref().is_some_and(|c| c.bytes == bytes);
         let mut dirty = false;
-        if !known {
-            let state = if bytes.iter().all(u8::is_ascii_whitespace) {
-                dirty = true;
-                self.platform.shipped_with(&self.vlans)
-            } else {
-                self.parses.set(self.parses.get() + 1);
-                first_value(&bytes).map_err(|e| {
-                    *cache = None;
-                    StoreError(format!(
-                        "state file {} is not valid: {e}",
-                        self.path.display()
-                    ))
-                })?
-            };
-            *cache = Some(Cached {
-                bytes,
-                work: state.clone(),
-                state,
-            });
-        }
-        let Some(cached) = cache.as_mut() else {
-            return Err(StoreError("state cache lost".into()));
+        // The state in memory is the file's while the file's bytes are those this store last
+        // read or wrote; otherwise (another process, an outside rewrite) the file is parsed.
+        let cached = match cache.take() {
+            Some(c) if c.bytes == bytes => cache.insert(c),
+            _ => {
+                let state = if bytes.iter().all(u8::is_ascii_whitespace) {
+                    dirty = true;
+                    self.platform.shipped_with(&self.vlans)
+                } else {
+                    self.parses.set(self.parses.get() + 1);
+                    first_value(&bytes).map_err(|e| {
+                        StoreError(format!(
+                            "state file {} is not valid: {e}",
+                            self.path.display()
+                        ))
+                    })?
+                };
+                cache.insert(Cached {
+                    bytes,
+                    work: state.clone(),
+                    state,
+                })
+            }
         };
         let work = &mut cached.work;
         if let Some(h) = &self.hostname {
@@ -143,17 +142,18 @@ impl Store {
         // Compared with the file's state in place: no copy of the state per line, only
         // when it changed (to keep the new file's state beside the next line's copy).
         if dirty || cached.work != cached.state {
-            // Forget the cache first: should the write fail, the next line reads the file.
-            let Some(Cached { work, .. }) = cache.take() else {
-                return Err(StoreError("state cache lost".into()));
-            };
-            let bytes = write_in_place(&mut file, &self.path, &work)?;
-            self.writes.set(self.writes.get() + 1);
-            *cache = Some(Cached {
-                bytes,
-                state: work.clone(),
-                work,
-            });
+            match write_in_place(&mut file, &self.path, &cached.work) {
+                Ok(bytes) => {
+                    self.writes.set(self.writes.get() + 1);
+                    cached.bytes = bytes;
+                    cached.state = cached.work.clone();
+                }
+                Err(e) => {
+                    // Forgotten: the next line reads the file again.
+                    *cache = None;
+                    return Err(e);
+                }
+            }
         }
         // Dropping the file releases the lock.
         drop(file);
