@@ -154,7 +154,7 @@ fn an_unusable_openssl_is_a_config_error_before_any_connection() {
     ]
     .into_iter()
     .find(|p| std::path::Path::new(p).exists())
-    .expect("libz.so.1 (the binary itself needs it)");
+    .expect("libz.so.1 (zlib1g; dpkg itself depends on it)");
     let (lab, _port) = unreachable_lab();
     let fake = lab.path("fakelib");
     std::fs::create_dir_all(&fake).unwrap();
