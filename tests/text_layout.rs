@@ -75,26 +75,55 @@ fn the_functions_that_run_are_linked_first_in_the_scripts_order() {
         }
     }
 
-    // The named stretch: .text up to the first function the script does not name. (The
-    // standard library's own functions, v0 names `_R…`, are left out: a debug build links
-    // them from the prebuilt std, whose generic instances it shares, not from sections of
-    // its own.)
+    // The named stretch: .text from the first function the script names up to the first it
+    // does not name. (The standard library's own functions, v0 names `_R…`, are left out: a
+    // debug build links them from the prebuilt std, whose generic instances it shares, not
+    // from sections of its own.)
     let named: std::collections::HashSet<u64> = pats
         .iter()
         .filter_map(|p| by_name.get(p.as_str()))
         .flatten()
         .copied()
         .collect();
+    // The script's first lines place code by object file and section (the C start files,
+    // the OpenSSL stubs, SHA): that block comes before the first named function.
+    let fixed = [
+        "_start",
+        "frame_dummy",
+        "atexit",
+        "EVP_aes_256_ctr",
+        "mercury_openssl_bind",
+        "_ZN4sha26sha2563x8613digest_blocks17h*",
+    ];
+    let first_named = pats
+        .iter()
+        .filter(|p| !fixed.contains(&p.as_str()))
+        .filter_map(|p| by_name.get(p.as_str()))
+        .flatten()
+        .min()
+        .copied()
+        .unwrap();
+    let lowest = |name: &str| by_name.get(name).and_then(|a| a.iter().min().copied());
+    for fixed in fixed {
+        let at = lowest(fixed).unwrap_or_else(|| panic!("no {fixed} in .text"));
+        assert!(
+            at < first_named,
+            "{fixed} at {at:#x}, after the first named function at {first_named:#x}"
+        );
+    }
     let (stretch_end, first_other) = all
         .iter()
-        .filter(|(a, n)| !named.contains(a) && !n.starts_with("_R"))
+        .filter(|(a, n)| *a > first_named && !named.contains(a) && !n.starts_with("_R"))
         .min()
         .map(|(a, n)| (*a, n.clone()))
         .unwrap();
     // In it, each pattern's functions come after the previous pattern's.
     let mut placed = 0;
     let mut last = (String::new(), start);
-    for p in pats.iter().filter(|p| !p.starts_with("_R")) {
+    for p in pats
+        .iter()
+        .filter(|p| !p.starts_with("_R") && !fixed.contains(&p.as_str()))
+    {
         let Some(lo) = by_name.get(p.as_str()).and_then(|a| a.iter().min()) else {
             continue;
         };

@@ -207,7 +207,7 @@ extern "C" fn bind(stub: &Stub) -> *mut c_void {
 // stack as the caller left it at its call (%rsp = 8 mod 16). Seven pushes and 128 bytes of
 // vector registers leave %rsp 16-aligned for the call, as the ABI wants.
 std::arch::global_asm!(
-    ".pushsection .text.mercury_openssl_bind,\"ax\",@progbits",
+    ".pushsection .text.mercury_openssl_stubs,\"ax\",@progbits",
     ".globl mercury_openssl_bind",
     ".hidden mercury_openssl_bind",
     ".type mercury_openssl_bind,@function",
@@ -274,12 +274,15 @@ macro_rules! stubs {
                 };
 
                 std::arch::global_asm!(
-                    // `.text.NAME`, as -ffunction-sections names a function's section, so the
-                    // code layout (build/text-order.ld) can place it.
-                    concat!(".pushsection .text.", stringify!($name), ",\"ax\",@progbits"),
+                    // Every stub and the resolver in one section, which the code layout
+                    // (build/text-order.ld) places whole: valgrind's CPU, which the layout
+                    // is recorded on, makes libssh2 call other stubs than a real one does.
+                    // `mercury_openssl_stub_NAME` marks a stub for bench/issue18/symbol-order.
+                    ".pushsection .text.mercury_openssl_stubs,\"ax\",@progbits",
                     concat!(".globl ", stringify!($name)),
                     concat!(".hidden ", stringify!($name)),
                     concat!(".type ", stringify!($name), ",@function"),
+                    concat!("mercury_openssl_stub_", stringify!($name), ":"),
                     concat!(stringify!($name), ":"),
                     "mov {stub}(%rip), %r11",
                     "test %r11, %r11",
