@@ -149,7 +149,7 @@ impl Pattern {
     }
 
     /// [`Regex::is_match`]; answered without the regex crate when the pattern is small
-    /// (module `small`: port numbers, most failure lines).
+    /// (module `small`).
     pub fn is_match(&self, text: &str) -> bool {
         match self.small() {
             Some(s) => s.is_match(text),
@@ -157,14 +157,105 @@ impl Pattern {
         }
     }
 
-    /// [`Regex::find`].
-    pub fn find<'t>(&self, text: &'t str) -> Option<regex::Match<'t>> {
-        self.regex()?.find(text)
+    /// The first match in `text`, as [`Regex::find`] finds it; without the regex crate when
+    /// the pattern is small.
+    pub fn find<'t>(&self, text: &'t str) -> Option<Match<'t>> {
+        let (start, end) = match self.small() {
+            Some(s) => s.find(text)?,
+            None => {
+                let m = self.regex()?.find(text)?;
+                (m.start(), m.end())
+            }
+        };
+        Some(Match { text, start, end })
     }
 
-    /// [`Regex::captures`].
-    pub fn captures<'t>(&self, text: &'t str) -> Option<regex::Captures<'t>> {
-        self.regex()?.captures(text)
+    /// The groups of the first match in `text`, as [`Regex::captures`] finds them; without
+    /// the regex crate when the pattern is small.
+    pub fn captures<'t>(&self, text: &'t str) -> Option<Captures<'_, 't>> {
+        let slots = match self.small() {
+            Some(s) => s.captures(text)?,
+            None => self
+                .regex()?
+                .captures(text)?
+                .iter()
+                .flat_map(|m| match m {
+                    Some(m) => [Some(m.start()), Some(m.end())],
+                    None => [None, None],
+                })
+                .collect(),
+        };
+        Some(Captures {
+            pattern: self,
+            text,
+            slots,
+        })
+    }
+
+    /// The index of the group called `name` (the engine that matched knows its groups).
+    fn group_index(&self, name: &str) -> Option<usize> {
+        match self.small() {
+            Some(s) => s.group_index(name),
+            None => self.regex()?.capture_names().position(|n| n == Some(name)),
+        }
+    }
+}
+
+/// Where a pattern matched in a text (the small matcher's or the regex crate's match).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Match<'t> {
+    text: &'t str,
+    start: usize,
+    end: usize,
+}
+
+impl<'t> Match<'t> {
+    /// The byte offset where the match starts.
+    pub fn start(&self) -> usize {
+        self.start
+    }
+
+    /// The byte offset just after the match.
+    pub fn end(&self) -> usize {
+        self.end
+    }
+
+    /// `start..end`.
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.start..self.end
+    }
+
+    /// The matched text.
+    pub fn as_str(&self) -> &'t str {
+        &self.text[self.start..self.end]
+    }
+}
+
+/// The groups of a match: group 0 is the whole match, a group that took no part in it is
+/// `None`.
+#[derive(Debug, Clone)]
+pub struct Captures<'p, 't> {
+    pattern: &'p Pattern,
+    text: &'t str,
+    /// Start and end of each group, group 0 first.
+    slots: Vec<Option<usize>>,
+}
+
+impl<'t> Captures<'_, 't> {
+    /// Group `i`, if it took part in the match.
+    pub fn get(&self, i: usize) -> Option<Match<'t>> {
+        let start = (*self.slots.get(2 * i)?)?;
+        let end = (*self.slots.get(2 * i + 1)?)?;
+        Some(Match {
+            text: self.text,
+            start,
+            end,
+        })
+    }
+
+    /// The group called `name`, if the pattern has one and it took part in the match.
+    pub fn name(&self, name: &str) -> Option<Match<'t>> {
+        self.get(self.pattern.group_index(name)?)
     }
 }
 
