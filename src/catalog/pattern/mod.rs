@@ -124,6 +124,13 @@ impl Pattern {
         self.compiled.get().is_some() || self.small.get().is_some_and(Option::is_some)
     }
 
+    /// Whether the regex crate's automaton has been built (tests check that an attach
+    /// never needs one).
+    #[cfg(test)]
+    pub(crate) fn built_by_the_regex_crate(&self) -> bool {
+        self.compiled.get().is_some()
+    }
+
     fn small(&self) -> Option<&Small> {
         self.small
             .get_or_init(|| Small::parse(&self.source))
@@ -295,7 +302,7 @@ pub(crate) fn compile(source: &str, syntax: Syntax) -> Result<Pattern, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -337,6 +344,88 @@ mod tests {
         let p = compile(r"(?:\pL{100}){100}x", Syntax::Check).unwrap();
         assert!(p.build().is_err());
         assert!(!p.is_match(&"a".repeat(10_001)));
+    }
+
+    /// Whether `compile` spells `(?i)` out into classes (until it does, a case-insensitive
+    /// pattern is beyond the small matcher; the tests below then let it use the regex
+    /// crate, and only then).
+    pub(crate) fn case_is_folded() -> bool {
+        !compile("(?i)a", Syntax::Check)
+            .unwrap()
+            .as_str()
+            .contains("(?i)")
+    }
+
+    /// Issue 18: every pattern a cisco_ios attach matches — prompts (pinned to the host
+    /// or not), questions, failure and temporary-failure lines, the LAG and port names —
+    /// is answered by the small matcher, through `is_match`, `find` and `captures`, and no
+    /// regex-crate automaton is built.
+    #[test]
+    fn every_cisco_ios_pattern_is_small() {
+        let catalog = crate::catalog::Catalog::builtin().unwrap();
+        let p = catalog.get("cisco_ios").unwrap();
+        let pinned: Vec<Pattern> = p
+            .modes
+            .iter()
+            .filter_map(|m| m.prompt.pinned("sw-01.lab"))
+            .collect();
+        assert_eq!(pinned.len(), p.modes.len());
+        let mut patterns = p.patterns();
+        patterns.extend(pinned.iter().map(|r| ("pinned prompt".to_string(), r)));
+        let folded = case_is_folded();
+        for (what, r) in patterns {
+            if !folded && r.as_str().contains("(?i)") {
+                continue;
+            }
+            assert!(
+                Small::parse(r.as_str()).is_some(),
+                "cisco_ios {what} {:?} is beyond the small matcher",
+                r.as_str()
+            );
+            for text in [
+                "sw-01.lab(config-if)#",
+                "% Invalid input",
+                "Port-channel7",
+                "",
+            ] {
+                r.is_match(text);
+                r.find(text);
+                r.captures(text);
+            }
+            assert!(!r.built_by_the_regex_crate(), "cisco_ios {what}");
+        }
+    }
+
+    #[test]
+    fn matches_and_groups_are_reported_alike_by_both_engines() {
+        // The same pattern, once small and once beyond the subset (a Unicode class, which
+        // the small matcher leaves to the regex crate).
+        let small = compile(r"^(?P<host>[a-z]+)(-[0-9])?#", Syntax::Check).unwrap();
+        let regex = compile(r"^(?P<host>[a-z]+)(-[0-9])?#|\p{Greek}", Syntax::Check).unwrap();
+        assert!(Small::parse(small.as_str()).is_some());
+        assert!(Small::parse(regex.as_str()).is_none());
+        for r in [&small, &regex] {
+            let m = r.find("leaf# x").unwrap();
+            assert_eq!(
+                (m.start(), m.end(), m.range(), m.as_str()),
+                (0, 5, 0..5, "leaf#")
+            );
+            let c = r.captures("leaf#").unwrap();
+            assert_eq!(c.get(0).map(|m| m.as_str()), Some("leaf#"));
+            assert_eq!(c.name("host").map(|m| m.range()), Some(0..4));
+            assert_eq!(c.get(1).map(|m| m.as_str()), Some("leaf"));
+            assert!(c.get(2).is_none(), "a group that took no part");
+            assert!(c.get(3).is_none() && c.name("nope").is_none());
+            assert_eq!(
+                r.captures("sw-1#")
+                    .and_then(|c| c.get(2))
+                    .map(|m| m.as_str()),
+                Some("-1")
+            );
+            assert!(r.find("LEAF#").is_none() && r.captures("LEAF#").is_none());
+        }
+        assert!(!small.built_by_the_regex_crate());
+        assert!(regex.built_by_the_regex_crate());
     }
 
     #[test]

@@ -662,6 +662,32 @@ mod tests {
     }
 
     #[test]
+    fn repetitions_are_built_as_regex_syntax_builds_them() {
+        // Only empty matches: repeated at most once (so `{32}` of it costs one copy).
+        assert_eq!(node(r"(?:^|$){5}"), node(r"(?:^|$)"));
+        assert_eq!(node(r"(?:^){2,}"), node(r"^"));
+        assert_eq!(
+            node(r"(?:$)*?"),
+            Node::Repeat {
+                node: Box::new(Node::Look(Look::EndText)),
+                min: 0,
+                max: Some(1),
+                greedy: false
+            }
+        );
+        assert_eq!(node(r"(?:)+"), Node::Empty);
+        // `{0}` is the empty pattern, `{1}` the node itself.
+        assert_eq!(
+            node(r"a{0}b"),
+            Node::Concat(vec![Node::Empty, Node::Char('b')])
+        );
+        assert_eq!(node(r"a{1}?"), Node::Char('a'));
+        // The regex crate drops a group repeated zero times: left to it.
+        assert!(parse(r"(a){0}b").is_none());
+        assert!(parse(r"(?:x(a)){0}").is_none());
+    }
+
+    #[test]
     fn groups_are_numbered_and_named_in_order() {
         let p = parse(r"(a)(?P<host>b)(?:c)(?<x>d)").unwrap();
         assert_eq!(
