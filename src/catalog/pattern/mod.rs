@@ -7,13 +7,19 @@
 //! port number `\d+` to the digits 0-9.
 //!
 //! A [`Pattern`] is checked when the platform is compiled (its syntax, by `regex-syntax`,
-//! which is cheap) and built into an automaton only when it is first matched. Most of a
-//! platform's patterns — prompts, failure lines, questions — are never matched by a dry
-//! run, and a waiter that hands its request to the lock holder matches none; building each
-//! automaton costs a fresh 400 KB table inside `regex-automata` for every pattern with a
-//! non-ASCII class (`.`, `[^…]`), which was the largest part of a dry run's CPU
-//! (docs/proof.md, "Close to the floor"). The simplest patterns — port numbers, most
-//! failure lines — never build one: `is_match` runs them on a small NFA (module `small`).
+//! which is cheap) and built only when it is first matched. Most of a platform's patterns
+//! are never matched by a dry run, and a waiter that hands its request to the lock holder
+//! matches none.
+//!
+//! Matching (`is_match`, `find`, `captures`) runs on the small matcher (module `small`: a
+//! Pike VM over a subset of the syntax, with the regex crate's leftmost-first results)
+//! whenever the pattern is within its subset — every prompt, question, failure line, LAG
+//! and port name of a cisco_ios attach is — and on the regex crate otherwise. A regex
+//! automaton costs a fresh 320 KB table inside `regex-automata` for every pattern with a
+//! non-ASCII class (`.`, `[^…]`), its caches, and the pages of its code; together the
+//! largest avoidable part of a real attach's resident set, and of a dry run's CPU
+//! (docs/proof.md, "Close to the floor"). [`Match`] and [`Captures`] are Mercury's own, so
+//! callers do not know which engine answered.
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -108,8 +114,8 @@ pub struct Pattern {
     /// size limit (only a plugins.d file can have one; `mercury check` refuses it). It
     /// matches nothing.
     compiled: OnceLock<Result<Regex, String>>,
-    /// The pattern's [`Small`] form, worked out on the first `is_match` (`None`: it uses
-    /// syntax beyond the small matcher's; the regex answers).
+    /// The pattern's [`Small`] form, worked out on the first match (`None`: it uses syntax
+    /// beyond the small matcher's; the regex crate answers).
     small: OnceLock<Option<Small>>,
 }
 
