@@ -513,3 +513,4 @@ fn a_prompt_is_refused_from_the_end_of_the_text() {
         .is_none());
     assert!(Small::parse(r"a\z|b").unwrap().reverse.is_none());
 }
+
