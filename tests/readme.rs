@@ -107,7 +107,7 @@ fn relative_links_point_inside_the_repository() {
             files.push(p);
         }
     }
-    let link = regex::Regex::new(r"\]\(([^)\s]+)\)").unwrap();
+    let link = regex::Regex::new(r"\]\(([^)\t\n\r ]+)\)").unwrap();
     let mut checked = 0;
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();

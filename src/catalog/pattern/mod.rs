@@ -4,7 +4,10 @@
 //! ASCII; Unicode `\w` (some 700 ranges) made every prompt pattern a large automaton — four
 //! IOS prompts cost about 5 ms and 3 MiB to compile and first match, the ASCII forms
 //! 0.4 ms and nothing measurable (docs/proof.md, "Close to the floor"). It also keeps a
-//! port number `\d+` to the digits 0-9.
+//! port number `\d+` to the digits 0-9. Word boundaries (`\b`, …) are ASCII the same way,
+//! and case-insensitive scopes `(?i)` are rewritten into ASCII classes (module `fold`), so
+//! the regex crate is built without its Unicode tables (Cargo.toml): a pattern with a
+//! Unicode class (`\p{L}`) is a syntax error.
 //!
 //! A [`Pattern`] is checked when the platform is compiled (its syntax, by `regex-syntax`,
 //! which is cheap) and built only when it is first matched. Most of a platform's patterns
@@ -21,11 +24,13 @@
 //! (docs/proof.md, "Close to the floor"). [`Match`] and [`Captures`] are Mercury's own, so
 //! callers do not know which engine answered.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::OnceLock;
 
 use regex::Regex;
 
+mod fold;
 mod small;
 use small::Small;
 
@@ -51,6 +56,22 @@ pub(crate) fn ascii_classes(source: &str) -> String {
                     out.push('\\');
                     break;
                 };
+                if depth == 0 && matches!(n, 'b' | 'B' | '<' | '>') {
+                    // A word boundary, on ASCII word characters like `\w`: Unicode's needs
+                    // the tables this module does without.
+                    out.push_str("(?-u:\\");
+                    out.push(n);
+                    if n == 'b' && chars.peek() == Some(&'{') {
+                        for d in chars.by_ref() {
+                            out.push(d);
+                            if d == '}' {
+                                break;
+                            }
+                        }
+                    }
+                    out.push(')');
+                    continue;
+                }
                 let set = match n {
                     'w' | 'W' => Some(WORD),
                     'd' | 'D' => Some(DIGIT),
@@ -69,7 +90,12 @@ pub(crate) fn ascii_classes(source: &str) -> String {
                         out.push_str(s);
                         out.push(']');
                     }
-                    // A negated class inside a bracket class stays as written.
+                    // A negated class inside a bracket class: a nested negated class.
+                    (Some(s), true, true) => {
+                        out.push_str("[^");
+                        out.push_str(s);
+                        out.push(']');
+                    }
                     _ => {
                         out.push('\\');
                         out.push(n);
@@ -294,6 +320,11 @@ pub(crate) enum Syntax {
 /// builds it on first use.
 pub(crate) fn compile(source: &str, syntax: Syntax) -> Result<Pattern, String> {
     let source = ascii_classes(source);
+    let folded = match fold::ascii_case(&source)? {
+        Cow::Owned(s) => Some(s),
+        Cow::Borrowed(_) => None,
+    };
+    let source = folded.unwrap_or(source);
     if syntax == Syntax::Check {
         regex_syntax::ParserBuilder::new()
             .build()
@@ -324,11 +355,14 @@ pub(crate) mod tests {
             (r"[]\d]", "[]0-9]"),
             (r"[[:alpha:]\d]x\w", "[[:alpha:]0-9]x[0-9A-Za-z_]"),
             (r"\\w \[\w\]", r"\\w \[[0-9A-Za-z_]\]"),
-            (r"[\W]", r"[\W]"),
+            (r"[\W]", r"[[^0-9A-Za-z_]]"),
+            (r"[^\Sx]", r"[^[^\t\n\x0B\x0C\r ]x]"),
             (r"\x{41}\p{L}", r"\x{41}\p{L}"),
+            (r"\bx\B", r"(?-u:\b)x(?-u:\B)"),
+            (r"\b{start}x\>", r"(?-u:\b{start})x(?-u:\>)"),
         ] {
             assert_eq!(ascii_classes(from), to, "{from}");
-            assert!(Regex::new(to).is_ok(), "{to}");
+            assert!(to.contains(r"\p{L}") || Regex::new(to).is_ok(), "{to}");
         }
     }
 
@@ -347,7 +381,7 @@ pub(crate) mod tests {
     #[test]
     fn a_pattern_over_the_size_limit_matches_nothing_and_says_why() {
         // Valid syntax, an automaton far over the regex crate's default size limit.
-        let p = compile(r"(?:\pL{100}){100}x", Syntax::Check).unwrap();
+        let p = compile(r"(?:[^a]{100}){1000}x", Syntax::Check).unwrap();
         assert!(p.build().is_err());
         assert!(!p.is_match(&"a".repeat(10_001)));
     }
@@ -436,6 +470,11 @@ pub(crate) mod tests {
 
     #[test]
     fn ascii_word_and_digit_only() {
+        let b = compile(r"\bfoo\b", Syntax::Check).unwrap();
+        assert!(b.is_match("a foo b") && b.is_match("(foo)"));
+        assert!(!b.is_match("afoob") && !b.is_match("_foo"));
+        let not_space = compile(r"^[^\Sx]$", Syntax::Check).unwrap();
+        assert!(not_space.is_match("\t") && !not_space.is_match("y") && !not_space.is_match("x"));
         let r = compile(r"^\w+ \d+$", Syntax::Check).unwrap();
         assert!(r.is_match("leaf_1 42"));
         assert!(!r.is_match("lëaf 42"));
