@@ -339,7 +339,7 @@ pub(crate) fn compile(source: &str, syntax: Syntax) -> Result<Pattern, String> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
     #[test]
@@ -386,16 +386,6 @@ pub(crate) mod tests {
         assert!(!p.is_match(&"a".repeat(10_001)));
     }
 
-    /// Whether `compile` spells `(?i)` out into classes (until it does, a case-insensitive
-    /// pattern is beyond the small matcher; the tests below then let it use the regex
-    /// crate, and only then).
-    pub(crate) fn case_is_folded() -> bool {
-        !compile("(?i)a", Syntax::Check)
-            .unwrap()
-            .as_str()
-            .contains("(?i)")
-    }
-
     /// Issue 18: every pattern a cisco_ios attach matches — prompts (pinned to the host
     /// or not), questions, failure and temporary-failure lines, the LAG and port names —
     /// is answered by the small matcher, through `is_match`, `find` and `captures`, and no
@@ -412,11 +402,7 @@ pub(crate) mod tests {
         assert_eq!(pinned.len(), p.modes.len());
         let mut patterns = p.patterns();
         patterns.extend(pinned.iter().map(|r| ("pinned prompt".to_string(), r)));
-        let folded = case_is_folded();
         for (what, r) in patterns {
-            if !folded && r.as_str().contains("(?i)") {
-                continue;
-            }
             assert!(
                 Small::parse(r.as_str()).is_some(),
                 "cisco_ios {what} {:?} is beyond the small matcher",

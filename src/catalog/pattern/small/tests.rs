@@ -245,14 +245,13 @@ fn chosen_patterns_match_as_the_regex_crate_does() {
     }
 }
 
-/// Every built-in pattern the small matcher answers agrees with the regex crate, and so do
-/// the prompts pinned to a host name.
+/// Every built-in pattern, of every platform, and every prompt pinned to a host name, is
+/// within the subset (so no attach of a built-in platform builds a regex-crate automaton),
+/// and agrees with the regex crate.
 #[test]
-fn small_patterns_agree_with_the_regex_crate() {
+fn every_builtin_pattern_is_small_and_agrees_with_the_regex_crate() {
     let catalog = crate::catalog::Catalog::builtin().unwrap();
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
-    let mut small = 0;
-    let mut all = 0;
     for name in catalog.names() {
         let platform = catalog.get(name).unwrap();
         let pinned: Vec<_> = platform
@@ -263,25 +262,12 @@ fn small_patterns_agree_with_the_regex_crate() {
         let mut patterns = platform.patterns();
         patterns.extend(pinned.iter().map(|p| ("pinned prompt".to_string(), p)));
         for (what, p) in patterns {
-            all += 1;
-            match Small::parse(p.as_str()) {
-                Some(s) => {
-                    small += 1;
-                    agree_n(p.as_str(), &s, &mut rng, 100, 200);
-                }
-                // Resolving a port (every run, and every waiter of a burst) must not
-                // build a regex automaton: the port numbers are all small.
-                None => assert!(
-                    !what.starts_with("port_names."),
-                    "{name} {what} {:?} is beyond the small matcher",
-                    p.as_str()
-                ),
-            }
+            let s = Small::parse(p.as_str()).unwrap_or_else(|| {
+                panic!("{name} {what} {:?} is beyond the small matcher", p.as_str())
+            });
+            agree_n(p.as_str(), &s, &mut rng, 40, 80);
         }
     }
-    // Every pattern without a flag the subset leaves to the regex crate (`(?i)`, until
-    // `compile` spells it out) at least.
-    assert!(small > all * 3 / 4, "{small} of {all} patterns small");
 }
 
 /// Patterns drawn from the subset's grammar (module `syntax`).
@@ -431,7 +417,7 @@ impl Gen<'_> {
 fn random_patterns_of_the_subset_match_as_the_regex_crate_does() {
     let mut rng = Rng(0x5DEE_CE66_D1CE_B00C);
     let mut too_long = 0;
-    for _ in 0..3000 {
+    for _ in 0..2000 {
         let mut source = String::new();
         let mut g = Gen {
             rng: &mut rng,
@@ -444,9 +430,9 @@ fn random_patterns_of_the_subset_match_as_the_regex_crate_does() {
             too_long += 1;
             continue;
         };
-        agree_n(&source, &small, &mut rng, 12, 24);
+        agree_n(&source, &small, &mut rng, 6, 12);
     }
-    assert!(too_long < 30, "{too_long} patterns over the size limit");
+    assert!(too_long < 20, "{too_long} patterns over the size limit");
 }
 
 /// Strings of the pattern syntax's own characters, most of them invalid or beyond the
@@ -461,7 +447,7 @@ fn the_subset_never_accepts_what_the_regex_crate_reads_otherwise() {
         ":", "&", "~", "&&", "--", "\\z", "\\A", "\\b", "\\]",
     ];
     let mut accepted = 0;
-    for _ in 0..20_000 {
+    for _ in 0..12_000 {
         let source: String = (0..=rng.below(8)).map(|_| rng.pick(&pieces)).collect();
         if let Some(small) = Small::parse(&source) {
             accepted += 1;
@@ -472,7 +458,7 @@ fn the_subset_never_accepts_what_the_regex_crate_reads_otherwise() {
             agree_n(&source, &small, &mut rng, 4, 8);
         }
     }
-    assert!(accepted > 1000, "only {accepted} accepted");
+    assert!(accepted > 600, "only {accepted} accepted");
 }
 
 #[test]
@@ -513,4 +499,3 @@ fn a_prompt_is_refused_from_the_end_of_the_text() {
         .is_none());
     assert!(Small::parse(r"a\z|b").unwrap().reverse.is_none());
 }
-
