@@ -16,8 +16,9 @@
 //!
 //! Matching (`is_match`, `find`, `captures`) runs on the small matcher (module `small`: a
 //! Pike VM over a subset of the syntax, with the regex crate's leftmost-first results)
-//! whenever the pattern is within its subset — every prompt, question, failure line, LAG
-//! and port name of a cisco_ios attach is — and on the regex crate otherwise. A regex
+//! whenever the pattern is within its subset — every built-in pattern is, so an attach
+//! of a built-in platform builds no regex automaton — and on the regex crate otherwise
+//! (a plugins.d pattern with, say, a word boundary or a Perl class in brackets). A regex
 //! automaton costs a fresh 320 KB table inside `regex-automata` for every pattern with a
 //! non-ASCII class (`.`, `[^…]`), its caches, and the pages of its code; together the
 //! largest avoidable part of a real attach's resident set, and of a dry run's CPU

@@ -1,6 +1,7 @@
 //! A small matcher for the catalog's patterns, so that an attach builds no regex-crate
-//! automaton: every prompt, failure line, question and LAG name of the built-in platforms
-//! that stays within the subset below is answered here, with the regex crate's results.
+//! automaton: every pattern of the built-in platforms — prompts (pinned or not), failure
+//! lines, questions, LAG and port names — is within the subset below (a test keeps it so)
+//! and is answered here, with the regex crate's results.
 //!
 //! Why: compiling a pattern with a non-ASCII class (`.`, `[^…]`) makes `regex-automata`
 //! allocate a 320 KB table; its caches and some 250 KiB of its code (meta strategy,
@@ -29,8 +30,9 @@
 //! ("reverse anchored").
 //!
 //! The tests (module `tests`) check it against the regex crate: chosen patterns, every
-//! built-in pattern it answers, and a few thousand patterns drawn at random from the
-//! subset's grammar, on texts that match, nearly match and are random, non-ASCII included.
+//! built-in pattern, two thousand patterns drawn at random from the subset's grammar, and
+//! random strings of syntax (whatever it accepts, the regex crate must read alike), on
+//! texts that match, nearly match and are random, non-ASCII included.
 
 mod nfa;
 mod pike;
