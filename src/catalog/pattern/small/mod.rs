@@ -24,10 +24,10 @@
 //! A pattern is compiled into a Thompson NFA (module `nfa`) and run by a Pike VM (module
 //! `pike`) over the text's codepoints: no backtracking, time linear in the text, and the
 //! regex crate's leftmost-first semantics, group spans included. A pattern anchored at
-//! the end of the text (every prompt: `…[ \t]*\z`) also gets a reversed program, run
-//! backwards from the end, so that a tail that is not a prompt is refused after a
-//! character or two instead of a scan of the whole tail — the regex crate does the same
-//! ("reverse anchored").
+//! the end of the text and not at its start (every prompt: `…[ \t]*\z`) also gets a
+//! reversed program, run backwards from the end, so that a tail that is not a prompt is
+//! refused after a character or two instead of a scan of the whole tail — the regex
+//! crate does the same ("reverse anchored").
 //!
 //! The tests (module `tests`) check it against the regex crate: chosen patterns, every
 //! built-in pattern, two thousand patterns drawn at random from the subset's grammar, and
@@ -62,14 +62,17 @@ impl Small {
     pub(crate) fn parse(source: &str) -> Option<Small> {
         let parsed = syntax::parse(source)?;
         let prog = nfa::compile(&parsed.node, Direction::Forward)?;
-        let reverse = match ends_at(&parsed.node, Look::EndText, false) {
+        let start_anchored = ends_at(&parsed.node, Look::StartText, true);
+        // Anchored at both ends (a port number), a forward search stops as soon as the
+        // start does not fit: no need for the reversed program.
+        let reverse = match !start_anchored && ends_at(&parsed.node, Look::EndText, false) {
             true => Some(nfa::compile(&parsed.node, Direction::Reverse)?),
             false => None,
         };
         Some(Small {
             prog,
             reverse,
-            start_anchored: ends_at(&parsed.node, Look::StartText, true),
+            start_anchored,
             names: parsed.names,
         })
     }

@@ -498,4 +498,5 @@ fn a_prompt_is_refused_from_the_end_of_the_text() {
         .reverse
         .is_none());
     assert!(Small::parse(r"a\z|b").unwrap().reverse.is_none());
+    assert!(Small::parse(r"^(?:[0-9]+)$").unwrap().reverse.is_none());
 }
