@@ -254,10 +254,11 @@ fn every_builtin_pattern_is_small_and_agrees_with_the_regex_crate() {
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
     for name in catalog.names() {
         let platform = catalog.get(name).unwrap();
-        let pinned: Vec<_> = platform
-            .modes
+        // A host name as a switch would print it, and one made of every character
+        // `regex::escape` escapes (and some it does not).
+        let pinned: Vec<_> = ["sw-01.lab", r"a.b(c)[d]{e}|f^g$h*i+j?k\l#m&n-o~p q:é🦀"]
             .iter()
-            .filter_map(|m| m.prompt.pinned("sw-01.lab"))
+            .flat_map(|host| platform.modes.iter().filter_map(|m| m.prompt.pinned(host)))
             .collect();
         let mut patterns = platform.patterns();
         patterns.extend(pinned.iter().map(|p| ("pinned prompt".to_string(), p)));
