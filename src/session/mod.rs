@@ -875,6 +875,35 @@ mod tests {
         }
     }
 
+    /// Issue 18: a whole cisco_ios attach (login, configuration, the save's question, the
+    /// failure lines checked after every line) matches every pattern without building a
+    /// regex-crate automaton.
+    #[test]
+    fn an_ios_attach_builds_no_regex_automaton() {
+        let cat = Catalog::builtin().unwrap();
+        let p = cat.get("cisco_ios").unwrap();
+        let replay = Replay::new("\r\nleaf1#", &ios_replies(), 7);
+        let (_, r) = run(
+            Connection::Shell(Box::new(replay)),
+            p,
+            &ios_plan(),
+            &settings(true, None),
+        );
+        r.unwrap();
+        let matched: Vec<_> = p
+            .patterns()
+            .into_iter()
+            .filter(|(_, r)| r.is_built())
+            .collect();
+        assert!(matched.len() > 10, "{} patterns matched", matched.len());
+        let regex: Vec<_> = matched
+            .iter()
+            .filter(|(_, r)| r.built_by_the_regex_crate())
+            .map(|(what, r)| format!("{what} {:?}", r.as_str()))
+            .collect();
+        assert!(regex.is_empty(), "built by the regex crate: {regex:?}");
+    }
+
     /// Coalescing: three plans in one session; the rejected middle one leaves
     /// configuration mode, the next enters it again, and one save covers the batch.
     #[test]

@@ -10,13 +10,20 @@
 //! Unicode class (`\p{L}`) is a syntax error.
 //!
 //! A [`Pattern`] is checked when the platform is compiled (its syntax, by `regex-syntax`,
-//! which is cheap) and built into an automaton only when it is first matched. Most of a
-//! platform's patterns — prompts, failure lines, questions — are never matched by a dry
-//! run, and a waiter that hands its request to the lock holder matches none; building each
-//! automaton costs a fresh 400 KB table inside `regex-automata` for every pattern with a
-//! non-ASCII class (`.`, `[^…]`), which was the largest part of a dry run's CPU
-//! (docs/proof.md, "Close to the floor"). The simplest patterns — port numbers, most
-//! failure lines — never build one: `is_match` runs them on a small NFA (module `small`).
+//! which is cheap) and built only when it is first matched. Most of a platform's patterns
+//! are never matched by a dry run, and a waiter that hands its request to the lock holder
+//! matches none.
+//!
+//! Matching (`is_match`, `find`, `captures`) runs on the small matcher (module `small`: a
+//! Pike VM over a subset of the syntax, with the regex crate's leftmost-first results)
+//! whenever the pattern is within its subset — every built-in pattern is, so an attach
+//! of a built-in platform builds no regex automaton — and on the regex crate otherwise
+//! (a plugins.d pattern with, say, a word boundary or a Perl class in brackets). A regex
+//! automaton costs a fresh 320 KB table inside `regex-automata` for every pattern with a
+//! non-ASCII class (`.`, `[^…]`), its caches, and the pages of its code; together the
+//! largest avoidable part of a real attach's resident set, and of a dry run's CPU
+//! (docs/proof.md, "Close to the floor"). [`Match`] and [`Captures`] are Mercury's own, so
+//! callers do not know which engine answered.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -134,8 +141,8 @@ pub struct Pattern {
     /// size limit (only a plugins.d file can have one; `mercury check` refuses it). It
     /// matches nothing.
     compiled: OnceLock<Result<Regex, String>>,
-    /// The pattern's [`Small`] form, worked out on the first `is_match` (`None`: it uses
-    /// syntax beyond the small matcher's; the regex answers).
+    /// The pattern's [`Small`] form, worked out on the first match (`None`: it uses syntax
+    /// beyond the small matcher's; the regex crate answers).
     small: OnceLock<Option<Small>>,
 }
 
@@ -148,6 +155,13 @@ impl Pattern {
     /// Whether the automaton has been built (the regex crate's, or the small matcher's).
     pub fn is_built(&self) -> bool {
         self.compiled.get().is_some() || self.small.get().is_some_and(Option::is_some)
+    }
+
+    /// Whether the regex crate's automaton has been built (tests check that an attach
+    /// never needs one).
+    #[cfg(test)]
+    pub(crate) fn built_by_the_regex_crate(&self) -> bool {
+        self.compiled.get().is_some()
     }
 
     fn small(&self) -> Option<&Small> {
@@ -175,7 +189,7 @@ impl Pattern {
     }
 
     /// [`Regex::is_match`]; answered without the regex crate when the pattern is small
-    /// (module `small`: port numbers, most failure lines).
+    /// (module `small`).
     pub fn is_match(&self, text: &str) -> bool {
         match self.small() {
             Some(s) => s.is_match(text),
@@ -183,14 +197,105 @@ impl Pattern {
         }
     }
 
-    /// [`Regex::find`].
-    pub fn find<'t>(&self, text: &'t str) -> Option<regex::Match<'t>> {
-        self.regex()?.find(text)
+    /// The first match in `text`, as [`Regex::find`] finds it; without the regex crate when
+    /// the pattern is small.
+    pub fn find<'t>(&self, text: &'t str) -> Option<Match<'t>> {
+        let (start, end) = match self.small() {
+            Some(s) => s.find(text)?,
+            None => {
+                let m = self.regex()?.find(text)?;
+                (m.start(), m.end())
+            }
+        };
+        Some(Match { text, start, end })
     }
 
-    /// [`Regex::captures`].
-    pub fn captures<'t>(&self, text: &'t str) -> Option<regex::Captures<'t>> {
-        self.regex()?.captures(text)
+    /// The groups of the first match in `text`, as [`Regex::captures`] finds them; without
+    /// the regex crate when the pattern is small.
+    pub fn captures<'t>(&self, text: &'t str) -> Option<Captures<'_, 't>> {
+        let slots = match self.small() {
+            Some(s) => s.captures(text)?,
+            None => self
+                .regex()?
+                .captures(text)?
+                .iter()
+                .flat_map(|m| match m {
+                    Some(m) => [Some(m.start()), Some(m.end())],
+                    None => [None, None],
+                })
+                .collect(),
+        };
+        Some(Captures {
+            pattern: self,
+            text,
+            slots,
+        })
+    }
+
+    /// The index of the group called `name` (the engine that matched knows its groups).
+    fn group_index(&self, name: &str) -> Option<usize> {
+        match self.small() {
+            Some(s) => s.group_index(name),
+            None => self.regex()?.capture_names().position(|n| n == Some(name)),
+        }
+    }
+}
+
+/// Where a pattern matched in a text (the small matcher's or the regex crate's match).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Match<'t> {
+    text: &'t str,
+    start: usize,
+    end: usize,
+}
+
+impl<'t> Match<'t> {
+    /// The byte offset where the match starts.
+    pub fn start(&self) -> usize {
+        self.start
+    }
+
+    /// The byte offset just after the match.
+    pub fn end(&self) -> usize {
+        self.end
+    }
+
+    /// `start..end`.
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.start..self.end
+    }
+
+    /// The matched text.
+    pub fn as_str(&self) -> &'t str {
+        &self.text[self.start..self.end]
+    }
+}
+
+/// The groups of a match: group 0 is the whole match, a group that took no part in it is
+/// `None`.
+#[derive(Debug, Clone)]
+pub struct Captures<'p, 't> {
+    pattern: &'p Pattern,
+    text: &'t str,
+    /// Start and end of each group, group 0 first.
+    slots: Vec<Option<usize>>,
+}
+
+impl<'t> Captures<'_, 't> {
+    /// Group `i`, if it took part in the match.
+    pub fn get(&self, i: usize) -> Option<Match<'t>> {
+        let start = (*self.slots.get(2 * i)?)?;
+        let end = (*self.slots.get(2 * i + 1)?)?;
+        Some(Match {
+            text: self.text,
+            start,
+            end,
+        })
+    }
+
+    /// The group called `name`, if the pattern has one and it took part in the match.
+    pub fn name(&self, name: &str) -> Option<Match<'t>> {
+        self.get(self.pattern.group_index(name)?)
     }
 }
 
@@ -280,6 +385,74 @@ mod tests {
         let p = compile(r"(?:[^a]{100}){1000}x", Syntax::Check).unwrap();
         assert!(p.build().is_err());
         assert!(!p.is_match(&"a".repeat(10_001)));
+    }
+
+    /// Issue 18: every pattern a cisco_ios attach matches — prompts (pinned to the host
+    /// or not), questions, failure and temporary-failure lines, the LAG and port names —
+    /// is answered by the small matcher, through `is_match`, `find` and `captures`, and no
+    /// regex-crate automaton is built.
+    #[test]
+    fn every_cisco_ios_pattern_is_small() {
+        let catalog = crate::catalog::Catalog::builtin().unwrap();
+        let p = catalog.get("cisco_ios").unwrap();
+        let pinned: Vec<Pattern> = p
+            .modes
+            .iter()
+            .filter_map(|m| m.prompt.pinned("sw-01.lab"))
+            .collect();
+        assert_eq!(pinned.len(), p.modes.len());
+        let mut patterns = p.patterns();
+        patterns.extend(pinned.iter().map(|r| ("pinned prompt".to_string(), r)));
+        for (what, r) in patterns {
+            assert!(
+                Small::parse(r.as_str()).is_some(),
+                "cisco_ios {what} {:?} is beyond the small matcher",
+                r.as_str()
+            );
+            for text in [
+                "sw-01.lab(config-if)#",
+                "% Invalid input",
+                "Port-channel7",
+                "",
+            ] {
+                r.is_match(text);
+                r.find(text);
+                r.captures(text);
+            }
+            assert!(!r.built_by_the_regex_crate(), "cisco_ios {what}");
+        }
+    }
+
+    #[test]
+    fn matches_and_groups_are_reported_alike_by_both_engines() {
+        // The same pattern, once small and once beyond the subset (a class intersection,
+        // which the small matcher leaves to the regex crate).
+        let small = compile(r"^(?P<host>[a-z]+)(-[0-9])?#", Syntax::Check).unwrap();
+        let regex = compile(r"^(?P<host>[a-z&&[^=]]+)(-[0-9])?#", Syntax::Check).unwrap();
+        assert!(Small::parse(small.as_str()).is_some());
+        assert!(Small::parse(regex.as_str()).is_none());
+        for r in [&small, &regex] {
+            let m = r.find("leaf# x").unwrap();
+            assert_eq!(
+                (m.start(), m.end(), m.range(), m.as_str()),
+                (0, 5, 0..5, "leaf#")
+            );
+            let c = r.captures("leaf#").unwrap();
+            assert_eq!(c.get(0).map(|m| m.as_str()), Some("leaf#"));
+            assert_eq!(c.name("host").map(|m| m.range()), Some(0..4));
+            assert_eq!(c.get(1).map(|m| m.as_str()), Some("leaf"));
+            assert!(c.get(2).is_none(), "a group that took no part");
+            assert!(c.get(3).is_none() && c.name("nope").is_none());
+            assert_eq!(
+                r.captures("sw-1#")
+                    .and_then(|c| c.get(2))
+                    .map(|m| m.as_str()),
+                Some("-1")
+            );
+            assert!(r.find("LEAF#").is_none() && r.captures("LEAF#").is_none());
+        }
+        assert!(!small.built_by_the_regex_crate());
+        assert!(regex.built_by_the_regex_crate());
     }
 
     #[test]
