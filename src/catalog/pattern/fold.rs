@@ -315,6 +315,7 @@ mod tests {
 
     #[test]
     fn no_built_in_pattern_reaches_the_regex_crate_case_insensitive() {
+        // (That each folded pattern compiles is builtin_catalog_passes_the_lint's.)
         let catalog = crate::catalog::Catalog::builtin().unwrap();
         let mut folded = 0;
         for name in catalog.names() {
@@ -322,7 +323,6 @@ mod tests {
             for (what, p) in platform.patterns() {
                 assert!(!may_set_i(p.as_str()), "{name} {what}: {:?}", p.as_str());
                 folded += usize::from(p.as_str().contains("[iI]"));
-                p.build().unwrap_or_else(|e| panic!("{name} {what}: {e}"));
             }
         }
         // The catalog's `(?i)` failure lines, secret prompts and LAG patterns.

@@ -135,8 +135,14 @@ pub(crate) fn ascii_classes(source: &str) -> String {
 /// A catalog pattern: its syntax checked, its automaton built on first use (module docs).
 #[derive(Clone)]
 pub struct Pattern {
-    /// The pattern with ASCII classes (what is compiled).
+    /// The pattern with ASCII classes, its case-insensitive scopes not yet spelt out.
     source: String,
+    /// `source` with its `(?i)` scopes spelt out as ASCII classes (module `fold`), which
+    /// is what is compiled; `None` when that is `source` itself. A trusted pattern works
+    /// it out on first use: folding a platform's five `(?i)` patterns (parsing, printing
+    /// and dropping their syntax trees) was 13 % of a dry run's instructions, for
+    /// patterns a dry run or a waiter never matches.
+    folded: OnceLock<Option<String>>,
     /// `Err`: a pattern whose syntax is valid but whose automaton exceeds the regex crate's
     /// size limit (only a plugins.d file can have one; `mercury check` refuses it). It
     /// matches nothing.
@@ -147,9 +153,21 @@ pub struct Pattern {
 }
 
 impl Pattern {
-    /// The pattern as compiled (ASCII classes spelt out).
+    /// The pattern as compiled (ASCII classes and case-insensitive scopes spelt out).
     pub fn as_str(&self) -> &str {
-        &self.source
+        self.folded
+            .get_or_init(|| match fold::ascii_case(&self.source) {
+                Ok(Cow::Owned(s)) => Some(s),
+                Ok(Cow::Borrowed(_)) => None,
+                // A trusted pattern the lint has read: cannot happen. Compiled as written,
+                // the regex crate refuses it, and the pattern matches nothing (logged).
+                Err(e) => {
+                    log::error!("catalog pattern {:?} cannot be folded: {e}", self.source);
+                    None
+                }
+            })
+            .as_deref()
+            .unwrap_or(&self.source)
     }
 
     /// Whether the automaton has been built (the regex crate's, or the small matcher's).
@@ -166,14 +184,14 @@ impl Pattern {
 
     fn small(&self) -> Option<&Small> {
         self.small
-            .get_or_init(|| Small::parse(&self.source))
+            .get_or_init(|| Small::parse(self.as_str()))
             .as_ref()
     }
 
     /// Builds the automaton now (the lint and `mercury check` do, for every pattern).
     pub fn build(&self) -> Result<&Regex, String> {
         self.compiled
-            .get_or_init(|| Regex::new(&self.source).map_err(|e| e.to_string()))
+            .get_or_init(|| Regex::new(self.as_str()).map_err(|e| e.to_string()))
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -182,7 +200,7 @@ impl Pattern {
         match self.build() {
             Ok(r) => Some(r),
             Err(e) => {
-                log::error!("catalog pattern {:?} cannot be built: {e}", self.source);
+                log::error!("catalog pattern {:?} cannot be built: {e}", self.as_str());
                 None
             }
         }
@@ -301,7 +319,7 @@ impl<'t> Captures<'_, 't> {
 
 impl fmt::Debug for Pattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Pattern").field(&self.source).finish()
+        f.debug_tuple("Pattern").field(&self.as_str()).finish()
     }
 }
 
@@ -321,19 +339,21 @@ pub(crate) enum Syntax {
 /// builds it on first use.
 pub(crate) fn compile(source: &str, syntax: Syntax) -> Result<Pattern, String> {
     let source = ascii_classes(source);
-    let folded = match fold::ascii_case(&source)? {
-        Cow::Owned(s) => Some(s),
-        Cow::Borrowed(_) => None,
-    };
-    let source = folded.unwrap_or(source);
+    let folded = OnceLock::new();
     if syntax == Syntax::Check {
+        let f = match fold::ascii_case(&source)? {
+            Cow::Owned(s) => Some(s),
+            Cow::Borrowed(_) => None,
+        };
         regex_syntax::ParserBuilder::new()
             .build()
-            .parse(&source)
+            .parse(f.as_deref().unwrap_or(&source))
             .map_err(|e| e.to_string())?;
+        let _ = folded.set(f);
     }
     Ok(Pattern {
         source,
+        folded,
         compiled: OnceLock::new(),
         small: OnceLock::new(),
     })
@@ -453,6 +473,31 @@ mod tests {
         }
         assert!(!small.built_by_the_regex_crate());
         assert!(regex.built_by_the_regex_crate());
+    }
+
+    #[test]
+    fn a_trusted_pattern_is_folded_on_first_use_only() {
+        // A dry run compiles its platform and matches none of its `(?i)` patterns.
+        let catalog = crate::catalog::Catalog::builtin().unwrap();
+        let ios = catalog.get("cisco_ios").unwrap();
+        let unfolded = ios
+            .patterns()
+            .iter()
+            .filter(|(_, p)| p.source.contains("(?i)") && p.folded.get().is_none())
+            .count();
+        assert!(
+            unfolded >= 4,
+            "{unfolded} (?i) patterns left to their first use"
+        );
+
+        let p = compile("(?i)^% ?error", Syntax::Trusted).unwrap();
+        assert!(p.folded.get().is_none(), "folded when compiled");
+        assert!(p.is_match("% ERROR") && !p.is_match("error"));
+        assert_eq!(p.as_str(), "^% ?[eE][rR][rR][oO][rR]");
+        // Checked patterns are folded at once, so that their errors are the caller's.
+        let c = compile("(?i)^% ?error", Syntax::Check).unwrap();
+        assert!(c.folded.get().is_some());
+        assert!(compile("(?i)(unclosed", Syntax::Check).is_err());
     }
 
     #[test]
